@@ -1,0 +1,14 @@
+package backend
+
+import "errors"
+
+// The sentinel errors a Backend returns; the gateway maps each to one protocol reply. Any other
+// error is an infrastructure failure (INTERNAL_ERROR).
+var (
+	// ErrNotFound: the job or tube does not exist, or is not in a state the caller may act on.
+	ErrNotFound = errors.New("backend: not found")
+	// ErrTimedOut: a reserve's timeout passed with no job.
+	ErrTimedOut = errors.New("backend: timed out")
+	// ErrDeadlineSoon: the reserving session holds a job whose TTR is about to expire.
+	ErrDeadlineSoon = errors.New("backend: deadline soon")
+)

@@ -1,0 +1,88 @@
+package backend
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// FakeClock is a Clock that moves only when told to, for tests. Timers due at or before the new
+// time fire, in order of due time, when Advance is called.
+type FakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+// NewFakeClock returns a FakeClock set at start.
+func NewFakeClock(start time.Time) *FakeClock { return &FakeClock{now: start} }
+
+type fakeTimer struct {
+	clock *FakeClock
+	at    time.Time
+	f     func()
+}
+
+// Now returns the fake time.
+func (c *FakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// AfterFunc schedules f for d after the fake now; d <= 0 fires at once (in a goroutine).
+func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	t := &fakeTimer{clock: c, at: c.now.Add(d), f: f}
+	if d <= 0 {
+		c.mu.Unlock()
+		go f()
+		return t
+	}
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	return t
+}
+
+// Stop removes the timer if it has not fired.
+func (t *fakeTimer) Stop() bool {
+	c := t.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, x := range c.timers {
+		if x == t {
+			c.timers = append(c.timers[:i], c.timers[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// Advance moves the clock forward by d and fires every timer now due, each in its own goroutine.
+func (c *FakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due []*fakeTimer
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		if !t.at.After(c.now) {
+			due = append(due, t)
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	c.timers = kept
+	c.mu.Unlock()
+	sort.Slice(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
+	for _, t := range due {
+		go t.f()
+	}
+}
+
+// Pending reports how many timers are waiting; tests use it to know a reserve has started
+// waiting before they advance the clock.
+func (c *FakeClock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.timers)
+}

@@ -1,0 +1,190 @@
+// Package gateway speaks the beanstalkd protocol over TCP and keeps its jobs in a
+// backend.Backend. It holds all connection-scoped state (the used tube, the watch list,
+// producer/worker flags, command counters); every job lives in the backend.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// DefaultMaxJobSize is beanstalkd's default -z.
+const DefaultMaxJobSize = 65535
+
+// MaxJobSizeLimit is the largest -z beanstalkd accepts (1 GiB); larger values are clamped.
+const MaxJobSizeLimit = 1 << 30
+
+// ErrServerClosed is returned by Serve after Shutdown or Close.
+var ErrServerClosed = errors.New("gateway: server closed")
+
+// Config configures a Server.
+type Config struct {
+	Backend    backend.Backend
+	MaxJobSize uint32       // largest put body accepted; 0 means DefaultMaxJobSize
+	Logger     *slog.Logger // nil: discard
+	// Sessions names this process's connections; nil makes a fresh generator.
+	Sessions *backend.SessionIDs
+	// BackendTimeout bounds each backend call that does not block by design (everything but a
+	// waiting reserve); 0 means 10s. A call that runs over answers INTERNAL_ERROR.
+	BackendTimeout time.Duration
+}
+
+// Server serves the beanstalk protocol. Its zero value is not usable: use NewServer.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	sessions *backend.SessionIDs
+	stats    *serverStats
+	started  time.Time
+	draining atomic.Bool
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	closed    bool
+	connWG    sync.WaitGroup
+}
+
+// NewServer returns a Server over cfg.Backend.
+func NewServer(cfg Config) *Server {
+	if cfg.MaxJobSize == 0 {
+		cfg.MaxJobSize = DefaultMaxJobSize
+	}
+	if cfg.BackendTimeout == 0 {
+		cfg.BackendTimeout = 10 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	sessions := cfg.Sessions
+	if sessions == nil {
+		sessions = backend.NewSessionIDs()
+	}
+	return &Server{
+		cfg:       cfg,
+		log:       log,
+		sessions:  sessions,
+		stats:     newServerStats(),
+		started:   time.Now(),
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[*conn]struct{}{},
+	}
+}
+
+// SetDraining turns drain mode on or off: while draining, put answers DRAINING.
+func (s *Server) SetDraining(on bool) { s.draining.Store(on) }
+
+// Draining reports whether drain mode is on.
+func (s *Server) Draining() bool { return s.draining.Load() }
+
+// Serve accepts connections on ln until Shutdown or Close, serving each in its own goroutine.
+// It always returns a non-nil error: ErrServerClosed after Shutdown or Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+	}()
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosed() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errTooManyFiles) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "in", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		if tc, ok := nc.(*net.TCPConn); ok {
+			_ = tc.SetNoDelay(true)
+			_ = tc.SetKeepAlive(true)
+		}
+		c := s.newConn(nc)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = nc.Close()
+			return ErrServerClosed
+		}
+		s.conns[c] = struct{}{}
+		s.connWG.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.connWG.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Shutdown stops accepting, lets each connection finish the command it is running (a waiting
+// reserve is cancelled), returns every reservation to ready, and waits for the connections to
+// end or ctx to expire, whichever is first.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	for ln := range s.listeners {
+		_ = ln.Close()
+	}
+	for c := range s.conns {
+		c.stopAfterCommand()
+	}
+	s.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { s.connWG.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.Close()
+		return ctx.Err()
+	}
+}
+
+// Close stops accepting and closes every connection at once; their sessions are still ended
+// (reservations returned) as each connection goroutine exits.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for ln := range s.listeners {
+		_ = ln.Close()
+	}
+	for c := range s.conns {
+		_ = c.nc.Close()
+	}
+	s.mu.Unlock()
+	return nil
+}
