@@ -1,0 +1,65 @@
+// Package configs turns flags, BEANGATE_* environment variables, a YAML file and defaults into
+// one validated Config. It is the only package that imports viper, and it uses its own
+// viper.New() instance so nothing leaks between loads (or between tests).
+package configs
+
+import "time"
+
+// Config is beangate's whole process configuration.
+type Config struct {
+	// Listen is the address to bind: a host or IP, or "unix:PATH" for a unix socket (Port is
+	// then ignored). Loopback by default because the protocol has no authentication.
+	Listen string `mapstructure:"listen"`
+	// Port is the TCP port; 0 picks a free one (handy in tests).
+	Port int `mapstructure:"port"`
+	// MaxJobSize is the largest put body accepted, in bytes (beanstalkd's -z).
+	MaxJobSize int64 `mapstructure:"max_job_size"`
+	// Backend names the job store as a URL: memory://, redis://…, rediss://…, postgres://….
+	Backend string `mapstructure:"backend"`
+	// Verbose is beanstalkd's -V count: 1 logs at debug level, 2 or more below it.
+	Verbose int `mapstructure:"verbose"`
+	// ShutdownTimeout bounds the graceful stop on SIGTERM/SIGINT before connections are cut.
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// BackendTimeout bounds each backend call that does not block by design.
+	BackendTimeout time.Duration `mapstructure:"backend_timeout"`
+	Log            Log            `mapstructure:"log"`
+	// Binlog mirrors beanstalkd's -b/-f/-F/-s so those flags parse; any use is rejected until
+	// the memory backend gains a write-ahead log.
+	Binlog Binlog `mapstructure:"binlog"`
+}
+
+// Log configures the process logger (log/slog, to stderr).
+type Log struct {
+	Format string `mapstructure:"format"` // "text" or "json"
+	Level  string `mapstructure:"level"`  // "debug", "info", "warn" or "error"
+}
+
+// Binlog holds beanstalkd's write-ahead log settings; not supported yet.
+type Binlog struct {
+	Dir     string `mapstructure:"dir"`      // -b
+	FsyncMS int    `mapstructure:"fsync_ms"` // -f
+	NoFsync bool   `mapstructure:"no_fsync"` // -F
+	MaxSize int64  `mapstructure:"max_size"` // -s
+}
+
+const (
+	// DefaultPort is beanstalkd's port.
+	DefaultPort = 11300
+	// DefaultMaxJobSize is beanstalkd's default -z.
+	DefaultMaxJobSize = 65535
+	// MaxJobSizeLimit is the largest -z beanstalkd accepts (1 GiB); larger values are clamped.
+	MaxJobSizeLimit = 1 << 30
+)
+
+// Defaults returns the configuration used when nothing else is given.
+func Defaults() Config {
+	return Config{
+		Listen:          "127.0.0.1",
+		Port:            DefaultPort,
+		MaxJobSize:      DefaultMaxJobSize,
+		Backend:         "memory://",
+		ShutdownTimeout: 10 * time.Second,
+		BackendTimeout:  10 * time.Second,
+		Log:             Log{Format: "text", Level: "info"},
+	}
+}

@@ -1,0 +1,46 @@
+package configs
+
+import "github.com/spf13/pflag"
+
+// flagKeys maps each configuration flag to its key (YAML path; env BEANGATE_ + upper-cased key
+// with "." as "_").
+var flagKeys = map[string]string{
+	"listen":           "listen",
+	"port":             "port",
+	"max-job-size":     "max_job_size",
+	"backend":          "backend",
+	"verbose":          "verbose",
+	"shutdown-timeout": "shutdown_timeout",
+	"backend-timeout":  "backend_timeout",
+	"log-format":       "log.format",
+	"log-level":        "log.level",
+	"binlog-dir":       "binlog.dir",
+	"binlog-fsync-ms":  "binlog.fsync_ms",
+	"binlog-no-fsync":  "binlog.no_fsync",
+	"binlog-max-size":  "binlog.max_size",
+}
+
+// ConfigFlag names the flag holding the YAML file's path (env BEANGATE_CONFIG).
+const ConfigFlag = "config"
+
+// AddFlags defines the configuration flags on fs. Every flag has a long name; those beanstalkd
+// has also get its single-letter spelling (-l -p -z -V -b -f -F -s), so an existing beanstalkd
+// command line keeps working. Defaults shown are those of Defaults().
+func AddFlags(fs *pflag.FlagSet) {
+	d := Defaults()
+	fs.StringP("listen", "l", d.Listen, `listen address, or "unix:PATH" for a unix socket`)
+	fs.IntP("port", "p", d.Port, "TCP port (0: any free port)")
+	fs.Int64P("max-job-size", "z", d.MaxJobSize, "largest job body in bytes (at most 1073741824)")
+	fs.String("backend", d.Backend, "job store URL: memory://, redis://HOST:PORT/DB, postgres://…")
+	fs.String(ConfigFlag, "", "YAML configuration file")
+	fs.CountP("verbose", "V", "more verbose logging (repeatable; -V logs commands)")
+	fs.Duration("shutdown-timeout", d.ShutdownTimeout, "graceful stop limit on SIGTERM/SIGINT")
+	fs.Duration("backend-timeout", d.BackendTimeout, "limit for each non-blocking backend call")
+	fs.String("log-format", d.Log.Format, "log format: text or json")
+	fs.String("log-level", d.Log.Level, "log level: debug, info, warn or error")
+	// Zero defaults: any use of these is rejected, and a zero default keeps "unused" obvious.
+	fs.StringP("binlog-dir", "b", "", "binlog directory (not supported yet)")
+	fs.IntP("binlog-fsync-ms", "f", 0, "fsync the binlog at most every MS ms (not supported yet)")
+	fs.BoolP("binlog-no-fsync", "F", false, "never fsync the binlog (not supported yet)")
+	fs.Int64P("binlog-max-size", "s", 0, "binlog file size in bytes (not supported yet)")
+}

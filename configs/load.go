@@ -1,0 +1,94 @@
+package configs
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// EnvPrefix starts every environment variable Load reads: BEANGATE_PORT, BEANGATE_LOG_LEVEL, …
+const EnvPrefix = "BEANGATE"
+
+// Load builds the Config from, highest precedence first: the flags of fs given on the command
+// line, BEANGATE_* environment variables, the YAML file named by --config (or BEANGATE_CONFIG),
+// and Defaults(). fs must carry AddFlags' flags and be parsed already. The result is validated;
+// the warnings report values Validate adjusted, for the caller to log.
+func Load(fs *pflag.FlagSet) (Config, []string, error) {
+	v := viper.New()
+	setDefaults(v)
+	v.SetEnvPrefix(EnvPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	for name, key := range flagKeys {
+		if f := fs.Lookup(name); f != nil {
+			if err := v.BindPFlag(key, f); err != nil {
+				return Config{}, nil, err
+			}
+		}
+	}
+	if path := configPath(fs); path != "" {
+		v.SetConfigFile(path)
+		v.SetConfigType("yaml")
+		if err := v.ReadInConfig(); err != nil {
+			return Config{}, nil, fmt.Errorf("config file %s: %w", path, err)
+		}
+	}
+	if err := rejectBinlog(v, fs); err != nil {
+		return Config{}, nil, err
+	}
+	var cfg Config
+	// Exact: a misspelt key in the file is an error, not a silently ignored setting.
+	if err := v.UnmarshalExact(&cfg); err != nil {
+		return Config{}, nil, fmt.Errorf("configuration: %w", err)
+	}
+	warnings, err := cfg.Validate()
+	return cfg, warnings, err
+}
+
+// setDefaults registers Defaults() key by key. The binlog keys get none on purpose: IsSet must
+// tell whether anyone asked for a binlog.
+func setDefaults(v *viper.Viper) {
+	d := Defaults()
+	for key, value := range map[string]any{
+		"listen":           d.Listen,
+		"port":             d.Port,
+		"max_job_size":     d.MaxJobSize,
+		"backend":          d.Backend,
+		"verbose":          d.Verbose,
+		"shutdown_timeout": d.ShutdownTimeout,
+		"backend_timeout":  d.BackendTimeout,
+		"log.format":       d.Log.Format,
+		"log.level":        d.Log.Level,
+	} {
+		v.SetDefault(key, value)
+	}
+}
+
+// configPath is --config if given, else BEANGATE_CONFIG. It stays outside viper's keys so that
+// a "config:" line inside the file is reported as unknown rather than followed.
+func configPath(fs *pflag.FlagSet) string {
+	if f := fs.Lookup(ConfigFlag); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	return os.Getenv(EnvPrefix + "_CONFIG")
+}
+
+// rejectBinlog fails if any binlog setting was given anywhere, naming where, so that a
+// beanstalkd unit file with -b does not start a server that silently keeps nothing on disk.
+func rejectBinlog(v *viper.Viper, fs *pflag.FlagSet) error {
+	for _, name := range []string{"binlog-dir", "binlog-fsync-ms", "binlog-no-fsync", "binlog-max-size"} {
+		key := flagKeys[name]
+		if !v.IsSet(key) {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil && f.Changed {
+			return fmt.Errorf("-%s/--%s: %w", f.Shorthand, name, ErrBinlogUnsupported)
+		}
+		env := EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+		return fmt.Errorf("%s (config file or %s): %w", key, env, ErrBinlogUnsupported)
+	}
+	return nil
+}

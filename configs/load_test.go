@@ -1,0 +1,163 @@
+package configs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests use t.Setenv, so none of them is parallel.
+
+// isolateEnv blanks every BEANGATE_* variable of the surrounding environment for the test
+// (viper treats an empty variable as unset).
+func isolateEnv(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, EnvPrefix+"_") {
+			t.Setenv(name, "")
+		}
+	}
+}
+
+func parsedFlags(t *testing.T, args ...string) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	AddFlags(fs)
+	require.NoError(t, fs.Parse(args))
+	return fs
+}
+
+func writeFile(t *testing.T, yaml string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "beangate.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(yaml), 0o600))
+	return path
+}
+
+func TestLoadWithNothingGivenIsDefaults(t *testing.T) {
+	isolateEnv(t)
+	cfg, warnings, err := Load(parsedFlags(t))
+	require.NoError(t, err)
+	require.Empty(t, warnings)
+	require.Equal(t, Defaults(), cfg)
+	require.Equal(t, "127.0.0.1", cfg.Listen, "loopback by default: the protocol has no auth")
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	file := writeFile(t, `
+port: 1001
+max_job_size: 1000
+backend: redis://file:6379/0
+log:
+  level: warn
+`)
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want func(*Config)
+	}{
+		{
+			name: "FileOverDefaults",
+			args: []string{"--config", file},
+			want: func(c *Config) {
+				c.Port, c.MaxJobSize, c.Backend, c.Log.Level = 1001, 1000, "redis://file:6379/0", "warn"
+			},
+		},
+		{
+			name: "EnvOverFile",
+			env:  map[string]string{"BEANGATE_PORT": "2002", "BEANGATE_LOG_LEVEL": "error", "BEANGATE_MAX_JOB_SIZE": "2000"},
+			args: []string{"--config", file},
+			want: func(c *Config) {
+				c.Port, c.MaxJobSize, c.Backend, c.Log.Level = 2002, 2000, "redis://file:6379/0", "error"
+			},
+		},
+		{
+			name: "FlagOverEnv",
+			env:  map[string]string{"BEANGATE_PORT": "2002", "BEANGATE_BACKEND": "postgres://env/db"},
+			args: []string{"--config", file, "-p", "3003", "--backend", "memory://", "-z", "3000"},
+			want: func(c *Config) {
+				c.Port, c.MaxJobSize, c.Backend, c.Log.Level = 3003, 3000, "memory://", "warn"
+			},
+		},
+		{
+			name: "ConfigFileFromEnv",
+			env:  map[string]string{"BEANGATE_CONFIG": file},
+			want: func(c *Config) {
+				c.Port, c.MaxJobSize, c.Backend, c.Log.Level = 1001, 1000, "redis://file:6379/0", "warn"
+			},
+		},
+		{
+			name: "BeanstalkdSpellings",
+			args: []string{"-l", "0.0.0.0", "-p11301", "-VV", "-z", "70000"},
+			want: func(c *Config) { c.Listen, c.Port, c.Verbose, c.MaxJobSize = "0.0.0.0", 11301, 2, 70000 },
+		},
+		{
+			name: "DurationsFromEnvAndFlag",
+			env:  map[string]string{"BEANGATE_SHUTDOWN_TIMEOUT": "3s"},
+			args: []string{"--backend-timeout", "250ms"},
+			want: func(c *Config) { c.ShutdownTimeout, c.BackendTimeout = 3*time.Second, 250*time.Millisecond },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolateEnv(t)
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			cfg, _, err := Load(parsedFlags(t, tt.args...))
+			require.NoError(t, err)
+			want := Defaults()
+			tt.want(&want)
+			require.Equal(t, want, cfg)
+		})
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		file    string
+		wantErr string
+	}{
+		{name: "BinlogFlag", args: []string{"-b", "/var/lib/beanstalkd"}, wantErr: "-b/--binlog-dir: binlog is not supported yet"},
+		{name: "FsyncZeroFlag", args: []string{"-f0"}, wantErr: "-f/--binlog-fsync-ms: binlog is not supported yet"},
+		{name: "NoFsyncFlag", args: []string{"-F"}, wantErr: "-F/--binlog-no-fsync"},
+		{name: "BinlogSizeFlag", args: []string{"-s", "1000"}, wantErr: "-s/--binlog-max-size"},
+		{name: "BinlogEnv", env: map[string]string{"BEANGATE_BINLOG_DIR": "/tmp"}, wantErr: "binlog.dir (config file or BEANGATE_BINLOG_DIR)"},
+		{name: "BinlogFile", file: "binlog:\n  no_fsync: true\n", wantErr: "binlog.no_fsync (config file or BEANGATE_BINLOG_NO_FSYNC)"},
+		{name: "UnknownFileKey", file: "prot: 11300\n", wantErr: "prot"},
+		{name: "MissingFile", args: []string{"--config", "/nonexistent/beangate.yaml"}, wantErr: "config file /nonexistent/beangate.yaml"},
+		{name: "InvalidEnvValue", env: map[string]string{"BEANGATE_PORT": "70000"}, wantErr: "port 70000: must be 0..65535"},
+		{name: "NonNumericEnv", env: map[string]string{"BEANGATE_MAX_JOB_SIZE": "big"}, wantErr: "max_job_size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolateEnv(t)
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			args := tt.args
+			if tt.file != "" {
+				args = append(args, "--config", writeFile(t, tt.file))
+			}
+			_, _, err := Load(parsedFlags(t, args...))
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestLoadClampsMaxJobSizeWithWarning(t *testing.T) {
+	isolateEnv(t)
+	cfg, warnings, err := Load(parsedFlags(t, "-z", "2000000000"))
+	require.NoError(t, err)
+	require.Equal(t, int64(MaxJobSizeLimit), cfg.MaxJobSize)
+	require.Equal(t, []string{"max_job_size 2000000000 is above the limit; using 1073741824"}, warnings)
+}

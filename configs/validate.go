@@ -1,0 +1,80 @@
+package configs
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// ErrBinlogUnsupported rejects beanstalkd's binlog flags and settings.
+var ErrBinlogUnsupported = errors.New("binlog is not supported yet (persistence comes with the memory backend's binlog)")
+
+// BackendSchemes are the URL schemes a backend URL may use.
+var BackendSchemes = []string{"memory", "redis", "rediss", "postgres", "postgresql"}
+
+// Validate checks c and reports every problem at once. Like beanstalkd's -z, a MaxJobSize above
+// MaxJobSizeLimit is not an error: it is clamped, and the clamp is returned as a warning.
+func (c *Config) Validate() (warnings []string, err error) {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	switch {
+	case c.Listen == "":
+		bad("listen: must not be empty")
+	case c.Listen == "unix:":
+		bad("listen: unix: needs a socket path")
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		bad("port %d: must be 0..65535", c.Port)
+	}
+	if c.MaxJobSize < 1 {
+		bad("max_job_size %d: must be at least 1", c.MaxJobSize)
+	} else if c.MaxJobSize > MaxJobSizeLimit {
+		warnings = append(warnings, fmt.Sprintf("max_job_size %d is above the limit; using %d", c.MaxJobSize, MaxJobSizeLimit))
+		c.MaxJobSize = MaxJobSizeLimit
+	}
+	if err := validateBackendURL(c.Backend); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Verbose < 0 {
+		bad("verbose %d: must not be negative", c.Verbose)
+	}
+	if c.ShutdownTimeout <= 0 {
+		bad("shutdown_timeout %s: must be positive", c.ShutdownTimeout)
+	}
+	if c.BackendTimeout <= 0 {
+		bad("backend_timeout %s: must be positive", c.BackendTimeout)
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		bad("log.format %q: must be text or json", c.Log.Format)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level %q: must be debug, info, warn or error", c.Log.Level)
+	}
+	if c.Binlog != (Binlog{}) {
+		errs = append(errs, fmt.Errorf("binlog: %w", ErrBinlogUnsupported))
+	}
+	return warnings, errors.Join(errs...)
+}
+
+// validateBackendURL checks the scheme. Its errors never quote the URL itself, which may hold a
+// password.
+func validateBackendURL(raw string) error {
+	if raw == "" {
+		return errors.New("backend: must not be empty (memory:// for the in-memory store)")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("backend: not a valid URL")
+	}
+	scheme := strings.ToLower(u.Scheme)
+	for _, known := range BackendSchemes {
+		if scheme == known {
+			return nil
+		}
+	}
+	return fmt.Errorf("backend: unknown scheme %q (want one of %s)", u.Scheme, strings.Join(BackendSchemes, ", "))
+}
