@@ -44,6 +44,7 @@ type Server struct {
 	sessions *backend.SessionIDs
 	stats    *serverStats
 	started  time.Time
+	host     host
 	draining atomic.Bool
 
 	mu        sync.Mutex
@@ -75,6 +76,7 @@ func NewServer(cfg Config) *Server {
 		sessions:  sessions,
 		stats:     newServerStats(),
 		started:   time.Now(),
+		host:      readHost(),
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*conn]struct{}{},
 	}

@@ -1,0 +1,251 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+var errTooManyFiles = syscall.EMFILE
+
+// readBufferSize holds many pipelined commands; bodies larger than it are read straight through.
+const readBufferSize = 4096
+
+// maxReadAhead bounds what a client may send while its reserve waits.
+const maxReadAhead = 1 << 20
+
+// levelTrace logs every command line (beanstalkd's -V).
+const levelTrace = slog.LevelDebug
+
+// maxPendingReplies: replies are flushed once this much is waiting, even mid-pipeline.
+const maxPendingReplies = 64 << 10
+
+// conn is one client connection and the session it carries. Its fields are touched only by its
+// own goroutine, except where noted.
+type conn struct {
+	srv *Server
+	nc  net.Conn
+	raw *rawReader
+	in  *lineReader
+	out []byte // replies not yet written
+
+	sid      backend.SessionID
+	begun    bool     // BeginSession succeeded
+	use      string   // the used tube
+	watch    []string // the watch list, in beanstalkd's order
+	producer bool
+	worker   bool
+
+	ctx      context.Context // ends when the connection ends or the server stops it
+	cancel   context.CancelFunc
+	stopping atomic.Bool // set by Shutdown: end after the current command
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	raw := &rawReader{nc: nc}
+	return &conn{
+		srv:    s,
+		nc:     nc,
+		raw:    raw,
+		in:     newLineReader(raw, readBufferSize),
+		sid:    s.sessions.Next(),
+		use:    backend.DefaultTube,
+		watch:  []string{backend.DefaultTube},
+		ctx:    ctx,
+		cancel: cancel,
+	}
+}
+
+// serve runs the connection until the client leaves, sends quit, or the server stops it.
+func (c *conn) serve() {
+	st := c.srv.stats
+	st.connections.Add(1)
+	st.totalConnections.Add(1)
+	defer c.finish()
+	defer func() {
+		if p := recover(); p != nil {
+			c.srv.log.Error("connection panicked; closing it", "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+
+	c.ensureSession() // an error is retried before the next command that needs the session
+	for !c.stopping.Load() {
+		if c.in.Buffered() == 0 && !c.flush() {
+			return
+		}
+		line, err := c.in.ReadLine()
+		switch {
+		case errors.Is(err, errLineTooLong):
+			c.reply(msgBadFormat)
+			continue
+		case err != nil:
+			c.flush()
+			return
+		}
+		if c.srv.log.Enabled(c.ctx, levelTrace) {
+			c.srv.log.Log(c.ctx, levelTrace, "command", "session", c.sid, "line", fmt.Sprintf("%q", line))
+		}
+		if !c.execute(line) {
+			c.flush()
+			return
+		}
+		if len(c.out) >= maxPendingReplies && !c.flush() {
+			return
+		}
+	}
+	c.flush()
+}
+
+// finish closes the socket and ends the session, returning its reservations.
+func (c *conn) finish() {
+	c.cancel()
+	_ = c.nc.Close()
+	st := c.srv.stats
+	st.connections.Add(-1)
+	if c.producer {
+		st.producers.Add(-1)
+	}
+	if c.worker {
+		st.workers.Add(-1)
+	}
+	if !c.begun {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.BackendTimeout)
+	defer cancel()
+	if err := c.srv.cfg.Backend.EndSession(ctx, c.sid); err != nil {
+		c.srv.log.Error("ending session failed; its reservations return at their TTR", "session", c.sid, "err", err)
+	}
+}
+
+// stopAfterCommand asks the connection to end once its current command is done; a waiting
+// reserve is cancelled and an idle read is interrupted. Safe from any goroutine.
+func (c *conn) stopAfterCommand() {
+	c.stopping.Store(true)
+	c.cancel()
+	_ = c.nc.SetReadDeadline(time.Now())
+}
+
+func (c *conn) ensureSession() error {
+	if c.begun {
+		return nil
+	}
+	ctx, cancel := c.callContext()
+	defer cancel()
+	if err := c.srv.cfg.Backend.BeginSession(ctx, c.sid); err != nil {
+		c.srv.log.Error("beginning session failed", "session", c.sid, "err", err)
+		return err
+	}
+	c.begun = true
+	return nil
+}
+
+// callContext bounds a backend call that does not wait by design.
+func (c *conn) callContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.ctx, c.srv.cfg.BackendTimeout)
+}
+
+// reply queues a complete reply. Everything queued goes out in one write at the next flush, so a
+// reply with a body always leaves in a single write with its trailing CRLF.
+func (c *conn) reply(b []byte) { c.out = append(c.out, b...) }
+
+// replyError answers a backend error; infrastructure failures are logged.
+func (c *conn) replyError(op string, err error) {
+	msg, internal := replyForError(err)
+	if internal {
+		c.srv.log.Error("backend failed", "op", op, "session", c.sid, "err", err)
+	}
+	c.reply(msg)
+}
+
+// flush writes the queued replies, reporting false if the connection is broken.
+func (c *conn) flush() bool {
+	if len(c.out) == 0 {
+		return true
+	}
+	_, err := c.nc.Write(c.out)
+	if cap(c.out) > maxPendingReplies {
+		c.out = nil // do not keep a large buffer on an idle connection
+	} else {
+		c.out = c.out[:0]
+	}
+	return err == nil
+}
+
+// rawReader is the connection's byte source: bytes read ahead while a reserve was waiting (to
+// notice a hang-up) are served first, then the socket.
+type rawReader struct {
+	nc      net.Conn
+	pending []byte
+	err     error // a read error seen while watching; returned once pending is drained
+}
+
+func (r *rawReader) Read(p []byte) (int, error) {
+	if len(r.pending) > 0 {
+		n := copy(p, r.pending)
+		r.pending = r.pending[n:]
+		return n, nil
+	}
+	if r.err != nil {
+		return 0, r.err
+	}
+	return r.nc.Read(p)
+}
+
+// errHangup: the client shut down its side while a reserve was waiting.
+var errHangup = errors.New("gateway: client hung up")
+
+// watchHangup reads ahead from the socket while the command loop waits in a reserve, so that a
+// client closing its side ends the wait (beanstalkd answers TIMED_OUT to a half-close). It calls
+// hangup with errHangup at EOF or a read error. stop ends the watch and must be called before
+// the command loop reads again.
+func (c *conn) watchHangup(hangup context.CancelCauseFunc) (stop func()) {
+	var (
+		done     = make(chan struct{})
+		stopping atomic.Bool
+		once     sync.Once
+	)
+	go func() {
+		defer close(done)
+		buf := make([]byte, 512)
+		for {
+			n, err := c.nc.Read(buf)
+			c.raw.pending = append(c.raw.pending, buf[:n]...)
+			if len(c.raw.pending) > maxReadAhead {
+				return // stop reading ahead; a hang-up now shows only after the wait
+			}
+			if err != nil {
+				var ne net.Error
+				if stopping.Load() && errors.As(err, &ne) && ne.Timeout() {
+					return
+				}
+				c.raw.err = err
+				hangup(errHangup)
+				return
+			}
+		}
+	}()
+	return func() {
+		once.Do(func() {
+			stopping.Store(true)
+			_ = c.nc.SetReadDeadline(time.Now())
+			<-done
+			if !c.stopping.Load() {
+				_ = c.nc.SetReadDeadline(time.Time{})
+			}
+		})
+	}
+}
+
+var _ io.Reader = (*rawReader)(nil)

@@ -1,0 +1,67 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// reserve answers reserve (timeout < 0) and reserve-with-timeout. It first asks the backend
+// without waiting, the common case when work is queued; only if nothing is ready does it flush
+// the replies queued so far, count the connection as waiting, and watch the socket for a
+// hang-up while the backend waits.
+func (c *conn) reserve(timeout time.Duration) bool {
+	c.markWorker()
+	if !c.sessionOrError() {
+		return true
+	}
+	b := c.srv.cfg.Backend
+	params := backend.ReserveParams{Session: c.sid, Tubes: c.watch}
+
+	ctx, cancel := c.callContext()
+	job, err := b.Reserve(ctx, params)
+	cancel()
+	if errors.Is(err, backend.ErrTimedOut) && timeout != 0 {
+		job, err = c.waitReserve(params, timeout)
+	}
+	switch {
+	case err == nil:
+		c.out = appendJobReply(c.out, wordReserved, job.ID, job.Body)
+	case errors.Is(err, errHangup):
+		c.reply(msgTimedOut) // as beanstalkd answers a client that half-closes while waiting
+	case c.ctx.Err() != nil:
+		return false // the server is stopping this connection
+	default:
+		c.replyError("reserve", err)
+	}
+	return true
+}
+
+func (c *conn) waitReserve(params backend.ReserveParams, timeout time.Duration) (*backend.Job, error) {
+	if !c.flush() {
+		return nil, errHangup
+	}
+	st := c.srv.stats
+	st.beginWaiting(c.watch)
+	defer st.endWaiting(c.watch)
+
+	ctx, hangup := context.WithCancelCause(c.ctx)
+	defer hangup(nil)
+	if timeout > 0 {
+		// The backend enforces the timeout; this bound only keeps a stuck store from holding
+		// the connection forever.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout+c.srv.cfg.BackendTimeout)
+		defer cancel()
+	}
+	stop := c.watchHangup(hangup)
+	params.Timeout = timeout
+	job, err := c.srv.cfg.Backend.Reserve(ctx, params)
+	stop()
+	if err != nil && errors.Is(context.Cause(ctx), errHangup) {
+		return nil, errHangup
+	}
+	return job, err
+}

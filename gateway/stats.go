@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// Version is the beanstalkd version beangate presents itself as: the protocol it speaks.
+const Version = "1.13"
+
+// binlogMaxSize is beanstalkd's default -s, printed even without a binlog.
+const binlogMaxSize = 10485760
+
+// host describes this machine for stats; read once.
+type host struct {
+	pid      int
+	hostname string
+	os       string
+	platform string
+}
+
+func readHost() host {
+	h := host{pid: os.Getpid()}
+	h.hostname, _ = os.Hostname()
+	h.os, h.platform = unameVersionMachine()
+	return h
+}
+
+// statsYAML renders the stats command: the store's queue figures merged with this process's
+// command and connection figures, in beanstalkd's key order.
+func (s *Server) statsYAML(q *backend.Stats) []byte {
+	st := s.stats
+	y := newYAML().
+		uint("current-jobs-urgent", q.UrgentJobs).
+		uint("current-jobs-ready", q.ReadyJobs).
+		uint("current-jobs-reserved", q.ReservedJobs).
+		uint("current-jobs-delayed", q.DelayedJobs).
+		uint("current-jobs-buried", q.BuriedJobs)
+	for c := cmd(0); c < printedCmds; c++ {
+		y = y.uint(cmdStatNames[c], st.cmds[c].Load())
+	}
+	utime, stime := rusage()
+	return y.
+		uint("job-timeouts", q.JobTimeouts).
+		uint("total-jobs", q.TotalJobs).
+		uint("max-job-size", uint64(s.cfg.MaxJobSize)).
+		uint("current-tubes", q.Tubes).
+		int("current-connections", st.connections.Load()).
+		int("current-producers", st.producers.Load()).
+		int("current-workers", st.workers.Load()).
+		int("current-waiting", st.waiting.Load()).
+		uint("total-connections", st.totalConnections.Load()).
+		int("pid", int64(s.host.pid)).
+		quoted("version", Version).
+		plain("rusage-utime", formatRusage(utime)).
+		plain("rusage-stime", formatRusage(stime)).
+		seconds("uptime", time.Since(s.started)).
+		uint("binlog-oldest-index", 0).
+		uint("binlog-current-index", 0).
+		uint("binlog-records-migrated", 0).
+		uint("binlog-records-written", 0).
+		uint("binlog-max-size", binlogMaxSize).
+		bool("draining", s.Draining()).
+		plain("id", s.sessions.Process()).
+		quoted("hostname", s.host.hostname).
+		quoted("os", s.host.os).
+		quoted("platform", s.host.platform)
+}
+
+func formatRusage(d time.Duration) string {
+	us := d.Microseconds()
+	return fmt.Sprintf("%d.%06d", us/1e6, us%1e6)
+}
