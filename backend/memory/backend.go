@@ -1,0 +1,191 @@
+// Package memory is the complete in-memory Backend: one process, no persistence. It is the
+// reference implementation the gateway tests run against.
+//
+// All state sits behind one mutex. Time comes only from the Clock: due events (delays maturing,
+// TTR expiry, pauses ending, waiting reserves timing out or entering the deadline margin) are
+// applied in time order at the start of every operation, and one Clock timer is kept armed for
+// the earliest of them so that they also happen when nobody calls.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// Options configure a Backend.
+type Options struct {
+	// Clock is the source of time; nil means backend.SystemClock{}.
+	Clock backend.Clock
+}
+
+// ErrClosed is returned by every call made after Close.
+var ErrClosed = errors.New("memory: backend closed")
+
+// Backend is the in-memory store. Use New.
+type Backend struct {
+	clock backend.Clock
+
+	mu       sync.Mutex
+	closed   bool
+	nextID   uint64
+	jobs     map[uint64]*job
+	tubes    map[string]*tube
+	order    []*tube // list-tubes order (see removeTube)
+	sessions map[backend.SessionID]*session
+
+	delayed   indexedHeap[*job]    // every delayed job, by (due, id)
+	deadlines indexedHeap[*job]    // every reserved job, by (deadline, id)
+	paused    indexedHeap[*tube]   // paused tubes, by pause end
+	waiters   indexedHeap[*waiter] // waiting reserves with a timeout or a reservation, by wake time
+
+	totalJobs   uint64
+	jobTimeouts uint64
+
+	timer    backend.Timer // the one event timer; nil when none is armed
+	timerAt  time.Time
+	timerGen uint64 // tells a stale timer callback from the current one
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns an empty Backend holding only the default tube.
+func New(opts Options) *Backend {
+	clock := opts.Clock
+	if clock == nil {
+		clock = backend.SystemClock{}
+	}
+	b := &Backend{
+		clock:     clock,
+		jobs:      make(map[uint64]*job),
+		tubes:     make(map[string]*tube),
+		sessions:  make(map[backend.SessionID]*session),
+		delayed:   newIndexedHeap(byDue, setGlobalIndex),
+		deadlines: newIndexedHeap(byDeadline, setGlobalIndex),
+		paused:    newIndexedHeap(byPauseEnd, setPauseIndex),
+		waiters:   newIndexedHeap(byWake, setWaiterIndex),
+	}
+	b.tubeLocked(backend.DefaultTube)
+	return b
+}
+
+// begin starts an operation: it takes the lock and applies every event due by now. On error the
+// lock is not held.
+func (b *Backend) begin(ctx context.Context) (time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return time.Time{}, ErrClosed
+	}
+	now := b.clock.Now()
+	b.applyDueLocked(now)
+	return now, nil
+}
+
+// end finishes an operation begun with begin: it re-arms the event timer and unlocks.
+func (b *Backend) end() {
+	b.armLocked()
+	b.mu.Unlock()
+}
+
+// session is one client's backend-side state.
+type session struct {
+	id       backend.SessionID
+	using    *tube
+	watching map[*tube]struct{}
+	reserved indexedHeap[*job]    // its reserved jobs, by (deadline, id)
+	waiters  map[*waiter]struct{} // its blocked Reserve calls (normally at most one)
+}
+
+func (b *Backend) sessionLocked(id backend.SessionID) (*session, error) {
+	s := b.sessions[id]
+	if s == nil {
+		return nil, fmt.Errorf("memory: unknown session %q (BeginSession not called)", id)
+	}
+	return s, nil
+}
+
+// BeginSession registers s, using and watching the default tube.
+func (b *Backend) BeginSession(ctx context.Context, id backend.SessionID) error {
+	_, err := b.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.end()
+	if b.sessions[id] != nil {
+		return nil // already begun: keep its state
+	}
+	t := b.tubeLocked(backend.DefaultTube)
+	s := &session{
+		id:       id,
+		using:    t,
+		watching: map[*tube]struct{}{t: {}},
+		reserved: newIndexedHeap(byDeadline, setTubeIndex),
+		waiters:  make(map[*waiter]struct{}),
+	}
+	t.using++
+	t.watching++
+	b.sessions[id] = s
+	return nil
+}
+
+// EndSession returns the session's reserved jobs to ready with their counters unchanged, stops
+// its waiting reserve and drops its tube references.
+func (b *Backend) EndSession(ctx context.Context, id backend.SessionID) error {
+	now, err := b.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.end()
+	s := b.sessions[id]
+	if s == nil {
+		return nil
+	}
+	for w := range s.waiters {
+		b.finishWaiterLocked(w, nil, backend.ErrTimedOut)
+	}
+	for s.reserved.Len() > 0 {
+		j := s.reserved.Pop()
+		b.deadlines.Remove(j.gIdx)
+		j.tube.reserved--
+		j.owner = nil
+		b.readyLocked(j, now)
+	}
+	delete(b.sessions, id)
+	s.using.using--
+	b.unrefLocked(s.using)
+	for t := range s.watching {
+		t.watching--
+		b.unrefLocked(t)
+	}
+	return nil
+}
+
+// Close stops the event timer and fails every waiting reserve with ErrClosed. Later calls fail
+// with ErrClosed.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+	b.timerGen++
+	for _, s := range b.sessions {
+		for w := range s.waiters {
+			b.finishWaiterLocked(w, nil, ErrClosed)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,343 @@
+package memory
+
+import (
+	"container/list"
+	"context"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// job is one stored job. It sits in exactly one structure per its state: its tube's ready heap,
+// its tube's delay heap plus Backend.delayed, its tube's buried list, or its owner's reserved
+// heap plus Backend.deadlines.
+type job struct {
+	id       uint64
+	tube     *tube
+	state    backend.State
+	priority uint32
+	body     []byte
+	ttr      time.Duration
+	delay    time.Duration // as last given by put or release
+	created  time.Time
+	due      time.Time // delayed: when it becomes ready
+	deadline time.Time // reserved: when its TTR runs out
+	owner    *session  // reserved: who holds it
+
+	tIdx   int           // position in the tube's ready/delay heap or the owner's reserved heap
+	gIdx   int           // position in Backend.delayed or Backend.deadlines
+	buried *list.Element // position in the tube's buried list
+
+	reserves, timeouts, releases, buries, kicks uint32
+}
+
+func byPriority(a, b *job) bool {
+	return a.priority < b.priority || (a.priority == b.priority && a.id < b.id)
+}
+
+func byDue(a, b *job) bool {
+	return a.due.Before(b.due) || (a.due.Equal(b.due) && a.id < b.id)
+}
+
+func byDeadline(a, b *job) bool {
+	return a.deadline.Before(b.deadline) || (a.deadline.Equal(b.deadline) && a.id < b.id)
+}
+
+func setTubeIndex(j *job, i int)   { j.tIdx = i }
+func setGlobalIndex(j *job, i int) { j.gIdx = i }
+
+func (j *job) public() *backend.Job {
+	return &backend.Job{ID: j.id, Tube: j.tube.name, Priority: j.priority, Body: j.body}
+}
+
+// detachLocked takes j out of the structure of its current state. A reserved job keeps its
+// owner link until the caller decides.
+func (b *Backend) detachLocked(j *job) {
+	t := j.tube
+	switch j.state {
+	case backend.Ready:
+		t.ready.Remove(j.tIdx)
+		if j.priority < backend.UrgentPriority {
+			t.urgent--
+		}
+	case backend.Delayed:
+		t.delayed.Remove(j.tIdx)
+		b.delayed.Remove(j.gIdx)
+	case backend.Buried:
+		t.buried.Remove(j.buried)
+		j.buried = nil
+	case backend.Reserved:
+		j.owner.reserved.Remove(j.tIdx)
+		b.deadlines.Remove(j.gIdx)
+		t.reserved--
+		b.rekeySessionWaitersLocked(j.owner)
+		j.owner = nil
+	}
+	j.state = 0
+}
+
+// readyLocked makes a detached j ready and hands it to a waiting reserve if one can take it.
+func (b *Backend) readyLocked(j *job, at time.Time) {
+	t := j.tube
+	j.state = backend.Ready
+	t.ready.Push(j)
+	if j.priority < backend.UrgentPriority {
+		t.urgent++
+	}
+	b.serveLocked(t, at)
+}
+
+func (b *Backend) delayLocked(j *job, at time.Time, d time.Duration) {
+	j.state = backend.Delayed
+	j.due = at.Add(d)
+	j.tube.delayed.Push(j)
+	b.delayed.Push(j)
+}
+
+func (b *Backend) buryLocked(j *job) {
+	j.state = backend.Buried
+	j.buried = j.tube.buried.PushBack(j)
+}
+
+// reserveLocked makes a detached j reserved by s from at.
+func (b *Backend) reserveLocked(j *job, s *session, at time.Time) {
+	j.state = backend.Reserved
+	j.owner = s
+	j.deadline = at.Add(j.ttr)
+	j.reserves++
+	j.tube.reserved++
+	s.reserved.Push(j)
+	b.deadlines.Push(j)
+	b.rekeySessionWaitersLocked(s)
+}
+
+// removeLocked forgets a detached j and drops its tube reference.
+func (b *Backend) removeLocked(j *job) {
+	delete(b.jobs, j.id)
+	j.tube.jobs--
+	b.unrefLocked(j.tube)
+}
+
+// reservedBy returns job id if s holds it.
+func (b *Backend) reservedBy(s backend.SessionID, id uint64) (*job, error) {
+	j := b.jobs[id]
+	if j == nil || j.state != backend.Reserved || j.owner.id != s {
+		return nil, backend.ErrNotFound
+	}
+	return j, nil
+}
+
+// Put stores a new job in p.Tube.
+func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
+	now, err := b.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer b.end()
+	t := b.tubeLocked(p.Tube)
+	b.nextID++
+	j := &job{
+		id:       b.nextID,
+		tube:     t,
+		priority: p.Priority,
+		body:     p.Body,
+		ttr:      p.TTR,
+		delay:    p.Delay,
+		created:  now,
+		tIdx:     -1,
+		gIdx:     -1,
+	}
+	b.jobs[j.id] = j
+	t.jobs++
+	t.totalJobs++
+	b.totalJobs++
+	if p.Delay > 0 {
+		b.delayLocked(j, now, p.Delay)
+	} else {
+		b.readyLocked(j, now)
+	}
+	return j.id, nil
+}
+
+// ReserveJob reserves job id for s if it is ready, delayed or buried.
+func (b *Backend) ReserveJob(ctx context.Context, sid backend.SessionID, id uint64) (*backend.Job, error) {
+	now, err := b.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer b.end()
+	s, err := b.sessionLocked(sid)
+	if err != nil {
+		return nil, err
+	}
+	j := b.jobs[id]
+	if j == nil || j.state == backend.Reserved {
+		return nil, backend.ErrNotFound
+	}
+	b.detachLocked(j)
+	b.reserveLocked(j, s, now)
+	return j.public(), nil
+}
+
+// Delete removes job id unless another session holds it.
+func (b *Backend) Delete(ctx context.Context, sid backend.SessionID, id uint64) error {
+	if _, err := b.begin(ctx); err != nil {
+		return err
+	}
+	defer b.end()
+	j := b.jobs[id]
+	if j == nil || (j.state == backend.Reserved && j.owner.id != sid) {
+		return backend.ErrNotFound
+	}
+	b.detachLocked(j)
+	j.tube.cmdDelete++
+	b.removeLocked(j)
+	return nil
+}
+
+// Release returns a job reserved by p.Session to ready or delayed.
+func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
+	now, err := b.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.end()
+	j, err := b.reservedBy(p.Session, p.ID)
+	if err != nil {
+		return err
+	}
+	b.detachLocked(j)
+	j.priority = p.Priority
+	j.delay = p.Delay
+	j.releases++
+	if p.Delay > 0 {
+		b.delayLocked(j, now, p.Delay)
+	} else {
+		b.readyLocked(j, now)
+	}
+	return nil
+}
+
+// Bury moves a job reserved by s to the end of its tube's buried list.
+func (b *Backend) Bury(ctx context.Context, sid backend.SessionID, id uint64, priority uint32) error {
+	if _, err := b.begin(ctx); err != nil {
+		return err
+	}
+	defer b.end()
+	j, err := b.reservedBy(sid, id)
+	if err != nil {
+		return err
+	}
+	b.detachLocked(j)
+	j.priority = priority
+	j.buries++
+	b.buryLocked(j)
+	return nil
+}
+
+// Touch restarts the TTR of a job reserved by s.
+func (b *Backend) Touch(ctx context.Context, sid backend.SessionID, id uint64) error {
+	now, err := b.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.end()
+	j, err := b.reservedBy(sid, id)
+	if err != nil {
+		return err
+	}
+	j.deadline = now.Add(j.ttr)
+	j.owner.reserved.Fix(j.tIdx)
+	b.deadlines.Fix(j.gIdx)
+	b.rekeySessionWaitersLocked(j.owner)
+	return nil
+}
+
+// Kick moves up to bound buried jobs of tube to ready, or, with none buried, delayed ones.
+func (b *Backend) Kick(ctx context.Context, name string, bound uint64) (uint64, error) {
+	now, err := b.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer b.end()
+	t := b.tubes[name]
+	if t == nil {
+		return 0, nil
+	}
+	var n uint64
+	if t.buried.Len() > 0 {
+		for ; n < bound && t.buried.Len() > 0; n++ {
+			b.kickLocked(t.buried.Front().Value.(*job), now)
+		}
+		return n, nil
+	}
+	for ; n < bound && t.delayed.Len() > 0; n++ {
+		j, _ := t.delayed.Top()
+		b.kickLocked(j, now)
+	}
+	return n, nil
+}
+
+// KickJob moves one buried or delayed job to ready.
+func (b *Backend) KickJob(ctx context.Context, id uint64) error {
+	now, err := b.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.end()
+	j := b.jobs[id]
+	if j == nil || (j.state != backend.Buried && j.state != backend.Delayed) {
+		return backend.ErrNotFound
+	}
+	b.kickLocked(j, now)
+	return nil
+}
+
+func (b *Backend) kickLocked(j *job, at time.Time) {
+	b.detachLocked(j)
+	j.kicks++
+	b.readyLocked(j, at)
+}
+
+// Peek returns job id in whatever state.
+func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
+	if _, err := b.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer b.end()
+	j := b.jobs[id]
+	if j == nil {
+		return nil, backend.ErrNotFound
+	}
+	return j.public(), nil
+}
+
+// PeekState returns tube's next ready, soonest delayed or oldest buried job.
+func (b *Backend) PeekState(ctx context.Context, name string, state backend.State) (*backend.Job, error) {
+	if _, err := b.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer b.end()
+	t := b.tubes[name]
+	if t == nil {
+		return nil, backend.ErrNotFound
+	}
+	var (
+		j  *job
+		ok bool
+	)
+	switch state {
+	case backend.Ready:
+		j, ok = t.ready.Top()
+	case backend.Delayed:
+		j, ok = t.delayed.Top()
+	case backend.Buried:
+		if e := t.buried.Front(); e != nil {
+			j, ok = e.Value.(*job), true
+		}
+	}
+	if !ok {
+		return nil, backend.ErrNotFound
+	}
+	return j.public(), nil
+}

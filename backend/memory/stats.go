@@ -1,0 +1,93 @@
+package memory
+
+import (
+	"context"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// JobStats describes job id.
+func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, error) {
+	now, err := b.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer b.end()
+	j := b.jobs[id]
+	if j == nil {
+		return nil, backend.ErrNotFound
+	}
+	st := &backend.JobStats{
+		ID:       j.id,
+		Tube:     j.tube.name,
+		State:    j.state,
+		Priority: j.priority,
+		Age:      now.Sub(j.created),
+		Delay:    j.delay,
+		TTR:      j.ttr,
+		Reserves: j.reserves,
+		Timeouts: j.timeouts,
+		Releases: j.releases,
+		Buries:   j.buries,
+		Kicks:    j.kicks,
+	}
+	switch j.state {
+	case backend.Reserved:
+		st.TimeLeft = j.deadline.Sub(now)
+	case backend.Delayed:
+		st.TimeLeft = j.due.Sub(now)
+	}
+	return st, nil
+}
+
+// TubeStats describes tube name.
+func (b *Backend) TubeStats(ctx context.Context, name string) (*backend.TubeStats, error) {
+	now, err := b.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer b.end()
+	t := b.tubes[name]
+	if t == nil {
+		return nil, backend.ErrNotFound
+	}
+	st := &backend.TubeStats{
+		Name:         t.name,
+		UrgentJobs:   t.urgent,
+		ReadyJobs:    uint64(t.ready.Len()),
+		ReservedJobs: t.reserved,
+		DelayedJobs:  uint64(t.delayed.Len()),
+		BuriedJobs:   uint64(t.buried.Len()),
+		TotalJobs:    t.totalJobs,
+		Using:        t.using,
+		Watching:     t.watching,
+		CmdDelete:    t.cmdDelete,
+		CmdPauseTube: t.cmdPauseTube,
+	}
+	if t.isPaused() {
+		st.Pause = t.pause
+		st.PauseTimeLeft = t.pauseUntil.Sub(now)
+	}
+	return st, nil
+}
+
+// Stats returns the store-wide figures.
+func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
+	if _, err := b.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer b.end()
+	st := &backend.Stats{
+		TotalJobs:   b.totalJobs,
+		JobTimeouts: b.jobTimeouts,
+		Tubes:       uint64(len(b.tubes)),
+	}
+	for _, t := range b.order {
+		st.UrgentJobs += t.urgent
+		st.ReadyJobs += uint64(t.ready.Len())
+		st.ReservedJobs += t.reserved
+		st.DelayedJobs += uint64(t.delayed.Len())
+		st.BuriedJobs += uint64(t.buried.Len())
+	}
+	return st, nil
+}

@@ -1,0 +1,100 @@
+package memory
+
+import "time"
+
+// eventKind names the sources of timed events. At equal times the lower kind goes first, so
+// that work becoming available (a delay maturing, a TTR running out, a pause ending) is handed
+// to a waiting reserve before that reserve's own timeout is looked at.
+type eventKind int
+
+const (
+	noEvent eventKind = iota
+	delayMatures
+	ttrExpires
+	pauseEnds
+	waiterWakes
+)
+
+// nextEventLocked returns the earliest pending event.
+func (b *Backend) nextEventLocked() (eventKind, time.Time) {
+	kind, at := noEvent, time.Time{}
+	consider := func(k eventKind, t time.Time) {
+		if kind == noEvent || t.Before(at) {
+			kind, at = k, t
+		}
+	}
+	if j, ok := b.delayed.Top(); ok {
+		consider(delayMatures, j.due)
+	}
+	if j, ok := b.deadlines.Top(); ok {
+		consider(ttrExpires, j.deadline)
+	}
+	if t, ok := b.paused.Top(); ok {
+		consider(pauseEnds, t.pauseUntil)
+	}
+	if w, ok := b.waiters.Top(); ok {
+		consider(waiterWakes, w.wake)
+	}
+	return kind, at
+}
+
+// applyDueLocked applies, in time order, every event due at or before now, each at its own
+// time, so that the outcome does not depend on when the timer goroutine got to run.
+func (b *Backend) applyDueLocked(now time.Time) {
+	for {
+		kind, at := b.nextEventLocked()
+		if kind == noEvent || at.After(now) {
+			return
+		}
+		switch kind {
+		case delayMatures:
+			j, _ := b.delayed.Top()
+			b.detachLocked(j)
+			b.readyLocked(j, at)
+		case ttrExpires:
+			j, _ := b.deadlines.Top()
+			b.detachLocked(j)
+			j.timeouts++
+			b.jobTimeouts++
+			b.readyLocked(j, at)
+		case pauseEnds:
+			t, _ := b.paused.Top()
+			b.unpauseLocked(t, at)
+		case waiterWakes:
+			w, _ := b.waiters.Top()
+			b.wakeWaiterLocked(w, at)
+		}
+	}
+}
+
+// armLocked keeps the event timer set for the earliest pending event. A timer set for an
+// earlier time than needed is left alone: it fires, finds nothing due, and re-arms.
+func (b *Backend) armLocked() {
+	kind, at := b.nextEventLocked()
+	if kind == noEvent || b.closed {
+		return
+	}
+	if b.timer != nil && !b.timerAt.After(at) {
+		return
+	}
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	b.timerGen++
+	gen := b.timerGen
+	b.timerAt = at
+	b.timer = b.clock.AfterFunc(at.Sub(b.clock.Now()), func() { b.onTimer(gen) })
+}
+
+func (b *Backend) onTimer(gen uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	if gen == b.timerGen {
+		b.timer = nil
+	}
+	b.applyDueLocked(b.clock.Now())
+	b.armLocked()
+}
