@@ -1,0 +1,112 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is the parsed command line.
+type config struct {
+	targets  []target
+	scenario string
+	opts     options
+	rounds   int
+	json     bool
+}
+
+func parseConfig(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("beangate-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := &config{}
+	servers := fs.String("servers", "", "servers to compare, `name=host:port,...`; ratios are to the first")
+	pids := fs.String("pid", "", "server pids for the conns scenario, `name=PID,...` (default: found by port in /proc)")
+	fs.StringVar(&cfg.scenario, "scenario", "cycle", "put, cycle, drain, reserve-wait, delayed or conns")
+	fs.IntVar(&cfg.opts.Conns, "conns", 16, "connections (producers+consumers; consumers for reserve-wait/delayed/drain; idle ones for conns)")
+	fs.IntVar(&cfg.opts.Pipeline, "pipeline", 1, "puts in flight per producer connection")
+	fs.IntVar(&cfg.opts.Body, "body", 100, "job body size in bytes (at least 16 for reserve-wait and delayed)")
+	fs.IntVar(&cfg.opts.Tubes, "tubes", 1, "tubes per round (fresh random names every round)")
+	fs.DurationVar(&cfg.opts.Duration, "duration", 5*time.Second, "measuring time per round")
+	fs.IntVar(&cfg.opts.Jobs, "jobs", 0, "put: stop after this many jobs (0: duration only); drain: jobs to pre-load (0: 50000)")
+	fs.IntVar(&cfg.opts.Backlog, "backlog", 1000, "cycle: producers pause while this many jobs wait (0: no limit)")
+	fs.DurationVar(&cfg.opts.Interval, "interval", 2*time.Millisecond, "reserve-wait, delayed: time between trickled puts")
+	fs.IntVar(&cfg.rounds, "rounds", 5, "rounds per server, alternating between servers")
+	fs.BoolVar(&cfg.json, "json", false, "print JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	var err error
+	if cfg.targets, err = parseTargets(*servers, *pids); err != nil {
+		return nil, err
+	}
+	if cfg.scenario == "drain" && cfg.opts.Jobs == 0 {
+		cfg.opts.Jobs = 50000
+	}
+	return cfg, cfg.validate()
+}
+
+func (c *config) validate() error {
+	o := c.opts
+	switch {
+	case scenarios[c.scenario] == nil:
+		return fmt.Errorf("unknown scenario %q", c.scenario)
+	case o.Conns < 1, o.Pipeline < 1, o.Tubes < 1, c.rounds < 1:
+		return errors.New("-conns, -pipeline, -tubes and -rounds must be at least 1")
+	case o.Body < 0 || o.Body > 65535:
+		return errors.New("-body must be 0..65535 (beanstalkd's default max job size)")
+	case o.Duration <= 0 || o.Interval <= 0:
+		return errors.New("-duration and -interval must be positive")
+	case o.Jobs < 0 || o.Backlog < 0:
+		return errors.New("-jobs and -backlog must not be negative")
+	}
+	return nil
+}
+
+// parseTargets reads "name=addr,..." (a bare addr is its own name) and "name=pid,...".
+func parseTargets(servers, pids string) ([]target, error) {
+	if servers == "" {
+		return nil, errors.New("-servers is required")
+	}
+	var targets []target
+	seen := map[string]bool{}
+	for _, item := range strings.Split(servers, ",") {
+		name, addr, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			addr = name
+		}
+		if name == "" || addr == "" || seen[name] {
+			return nil, fmt.Errorf("-servers: bad or repeated entry %q", item)
+		}
+		seen[name] = true
+		targets = append(targets, target{Name: name, Addr: addr})
+	}
+	if pids == "" {
+		return targets, nil
+	}
+	for _, item := range strings.Split(pids, ",") {
+		name, pidText, _ := strings.Cut(strings.TrimSpace(item), "=")
+		pid, err := strconv.Atoi(pidText)
+		i := indexOfTarget(targets, name)
+		if err != nil || pid <= 0 || i < 0 {
+			return nil, fmt.Errorf("-pid: bad entry %q (want name=PID for a name in -servers)", item)
+		}
+		targets[i].PID = pid
+	}
+	return targets, nil
+}
+
+func indexOfTarget(targets []target, name string) int {
+	for i, t := range targets {
+		if t.Name == name {
+			return i
+		}
+	}
+	return -1
+}

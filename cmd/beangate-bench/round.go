@@ -1,0 +1,125 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net"
+	"sync"
+	"time"
+)
+
+// options are the knobs shared by every scenario.
+type options struct {
+	Conns    int           `json:"conns"`
+	Pipeline int           `json:"pipeline"`
+	Body     int           `json:"body"`
+	Tubes    int           `json:"tubes"`
+	Duration time.Duration `json:"duration_ns"`
+	Jobs     int           `json:"jobs"`        // job count: put stops early at it, drain preloads it
+	Backlog  int           `json:"backlog"`     // cycle: producers pause when this many jobs wait
+	Interval time.Duration `json:"interval_ns"` // reserve-wait, delayed: gap between trickled puts
+}
+
+// target is one server under test.
+type target struct {
+	Name string `json:"name"`
+	Addr string `json:"addr"`
+	PID  int    `json:"pid,omitempty"`
+}
+
+// Benchmark jobs: TTR far beyond any round so a slow consumer never causes a legitimate
+// re-delivery that the exactly-once check would report.
+const (
+	jobPriority = 1024
+	jobTTR      = 3600
+)
+
+// round is the state of one measurement of one scenario against one server. Every round gets
+// fresh random tube names so leftovers of an earlier round can never be counted.
+type round struct {
+	opts   options
+	target target
+	tubes  []string
+	ledger *ledger
+	base   time.Time // body timestamps are nanoseconds since base
+
+	mu      sync.Mutex
+	conns   []*conn
+	err     error
+	failed  chan struct{}
+	failing sync.Once
+}
+
+func newRound(opts options, t target) *round {
+	prefix := "bench-" + randomHex(6)
+	tubes := make([]string, max(opts.Tubes, 1))
+	for i := range tubes {
+		tubes[i] = prefix + "-" + itoa(i)
+	}
+	return &round{opts: opts, target: t, tubes: tubes, ledger: newLedger(), base: time.Now(),
+		failed: make(chan struct{})}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// dial opens a connection that the round closes when it fails or ends.
+func (r *round) dial() (*conn, error) {
+	c, err := dial(r.target.Addr)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.conns = append(r.conns, c)
+	r.mu.Unlock()
+	return c, nil
+}
+
+// fail records the round's first error and closes every connection so blocked workers return.
+func (r *round) fail(err error) {
+	if err == nil {
+		return
+	}
+	r.failing.Do(func() {
+		r.mu.Lock()
+		r.err = err
+		r.mu.Unlock()
+		close(r.failed)
+		r.closeAll()
+	})
+}
+
+func (r *round) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+func (r *round) closeAll() {
+	r.mu.Lock()
+	conns := r.conns
+	r.conns = nil
+	r.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+}
+
+// sleep waits for d unless the round fails first; it reports whether the round is still healthy.
+func (r *round) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.failed:
+		return false
+	}
+}
+
+// isClosed reports whether err comes from a connection the harness closed on purpose.
+func isClosed(err error) bool { return errors.Is(err, net.ErrClosed) }
