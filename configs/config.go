@@ -22,7 +22,7 @@ type Config struct {
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	// BackendTimeout bounds each backend call that does not block by design.
 	BackendTimeout time.Duration `mapstructure:"backend_timeout"`
-	Log            Log            `mapstructure:"log"`
+	Log            Log           `mapstructure:"log"`
 	// Binlog mirrors beanstalkd's -b/-f/-F/-s so those flags parse; any use is rejected until
 	// the memory backend gains a write-ahead log.
 	Binlog Binlog `mapstructure:"binlog"`

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runArgs runs the command line without serving; every case here stops before binding.
+func runArgs(t *testing.T, args ...string) (exit int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	exit = run(context.Background(), args, &out, &errOut)
+	return exit, out.String(), errOut.String()
+}
+
+func TestVersionPrintsAndExitsZero(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"-v", "--version"} {
+		exit, stdout, stderr := runArgs(t, flag)
+		require.Equal(t, exitOK, exit)
+		require.Regexp(t, regexp.MustCompile(`^beangate \S+ \(beanstalkd 1\.13 protocol\)\n$`), stdout)
+		require.Empty(t, stderr)
+	}
+}
+
+func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
+	t.Parallel()
+	exit, stdout, _ := runArgs(t, "-h")
+	require.Equal(t, exitOK, exit)
+	require.Contains(t, stdout, "Usage: beangate [OPTIONS]")
+	require.Contains(t, stdout, "-l, --listen")
+	require.NotContains(t, stdout, "removed-c", "the removed flags stay out of the help")
+}
+
+func TestBadCommandLineIsUsageExitFive(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"UnknownShortFlag", []string{"-x"}, "unknown shorthand flag: 'x'"},
+		{"UnknownLongFlag", []string{"--nope"}, "unknown flag: --nope"},
+		{"StrayArgument", []string{"-p", "11300", "extra"}, "unknown argument: extra"},
+		{"UnknownCommand", []string{"frobnicate"}, "unknown argument: frobnicate"},
+		{"MissingFlagArgument", []string{"-p"}, "flag needs an argument: 'p' in -p"},
+		{"NonNumericMaxJobSize", []string{"-z", "big"}, `invalid argument "big"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			exit, stdout, stderr := runArgs(t, tt.args...)
+			require.Equal(t, exitUsage, exit)
+			require.Empty(t, stdout)
+			require.Contains(t, stderr, "beangate: "+tt.wantErr)
+			require.Contains(t, stderr, "Usage: beangate [OPTIONS]")
+		})
+	}
+}
+
+func TestUnsupportedFlagsFailClearly(t *testing.T) {
+	t.Parallel()
+	const binlog = "binlog is not supported yet (persistence comes with the memory backend's binlog)"
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"BinlogDir", []string{"-b", "/var/lib/beanstalkd"}, "-b/--binlog-dir: " + binlog},
+		{"FsyncEvery", []string{"-f0"}, "-f/--binlog-fsync-ms: " + binlog},
+		{"FsyncMS", []string{"-f", "50"}, "-f/--binlog-fsync-ms: " + binlog},
+		{"NeverFsync", []string{"-F"}, "-F/--binlog-no-fsync: " + binlog},
+		{"BinlogSize", []string{"-s", "1000"}, "-s/--binlog-max-size: " + binlog},
+		{"User", []string{"-u", "beanstalkd"}, "-u/--user is not supported"},
+		{"InvalidValue", []string{"-z", "0"}, "max_job_size 0: must be at least 1"},
+		{"UnknownBackend", []string{"--backend", "mysql://h/db"}, `backend: unknown scheme "mysql"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			exit, _, stderr := runArgs(t, tt.args...)
+			require.Equal(t, exitUsage, exit)
+			require.Contains(t, stderr, "beangate: "+tt.wantErr)
+		})
+	}
+}
+
+func TestSubcommandIsDispatchedByName(t *testing.T) {
+	t.Parallel()
+	var got []string
+	p := process{stdout: io.Discard, stderr: io.Discard, commands: map[string]command{
+		"migrate-db": func(_ context.Context, _ process, args []string) int { got = args; return 42 },
+	}}
+	require.Equal(t, 42, p.run(context.Background(), []string{"migrate-db", "--backend", "postgres://h/db"}))
+	require.Equal(t, []string{"--backend", "postgres://h/db"}, got)
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/memory"
+	"github.com/beangate/beangate/configs"
+)
+
+// openBackend opens the job store named by cfg.Backend. Each backend adds its scheme here, and
+// only here.
+func openBackend(ctx context.Context, cfg configs.Config, log *slog.Logger) (backend.Backend, error) {
+	u, err := url.Parse(cfg.Backend)
+	if err != nil {
+		return nil, errors.New("backend: not a valid URL") // the URL may hold a password
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "memory":
+		return memory.New(memory.Options{}), nil
+	default:
+		return nil, fmt.Errorf("backend: scheme %q is not supported by this build", u.Scheme)
+	}
+}
+
+// redactedURL is raw fit for a log line: any password replaced by "xxxxx".
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	if _, has := u.User.Password(); !has {
+		return raw // Redacted would also turn "memory://" into "memory:"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/beangate/beangate/configs"
+)
+
+// newFlagSet returns the command line: the configuration flags of package configs plus the
+// ones that only steer this process. pflag is used with a single-letter shorthand for every
+// beanstalkd flag, so both beanstalkd's spelling (-l ADDR, -p11300, -VV, -f0) and a long one
+// (--listen ADDR) work; that is the least surprising choice for someone swapping the binary
+// in an existing unit file. Errors and usage are printed by the caller.
+func newFlagSet() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("beangate", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	configs.AddFlags(fs)
+	fs.BoolP("version", "v", false, "print the version and exit")
+	fs.BoolP("help", "h", false, "print this help and exit")
+	fs.StringP("user", "u", "", "beanstalkd's setuid to `USER`: not supported, start beangate as that user")
+	// beanstalkd still accepts -c and -n with a warning; so do we. Hidden: they do nothing.
+	fs.BoolP("removed-c", "c", false, "")
+	fs.BoolP("removed-n", "n", false, "")
+	_ = fs.MarkHidden("removed-c")
+	_ = fs.MarkHidden("removed-n")
+	return fs
+}
+
+func printUsage(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprintf(w, `Usage: beangate [OPTIONS]
+
+Serves the beanstalkd %s protocol; the jobs live in the --backend store.
+beanstalkd's own flags work as there (-l ADDR -p PORT -z BYTES -V -v -h); each also has
+a long form. Every setting can come from a flag, from BEANGATE_<KEY> in the environment
+(BEANGATE_PORT, BEANGATE_BACKEND, BEANGATE_MAX_JOB_SIZE, ...) or from the YAML file given
+with --config, in that order of precedence.
+
+Options:
+%s`, protocolVersion, fs.FlagUsages())
+}
