@@ -43,6 +43,7 @@ type round struct {
 	tubes  []string
 	ledger *ledger
 	base   time.Time // body timestamps are nanoseconds since base
+	server *serverState
 
 	mu      sync.Mutex
 	conns   []*conn
@@ -51,14 +52,21 @@ type round struct {
 	failing sync.Once
 }
 
-func newRound(opts options, t target) *round {
+// serverState is what rounds learn about one server and later rounds of it reuse.
+type serverState struct {
+	// rssBaseline is the server's RSS before the first conns round, in KiB: freed memory is
+	// kept by the allocator and reused, so later rounds measure against the first baseline.
+	rssBaseline float64
+}
+
+func newRound(opts options, t target, server *serverState) *round {
 	prefix := "bench-" + randomHex(6)
 	tubes := make([]string, max(opts.Tubes, 1))
 	for i := range tubes {
 		tubes[i] = prefix + "-" + itoa(i)
 	}
 	return &round{opts: opts, target: t, tubes: tubes, ledger: newLedger(), base: time.Now(),
-		failed: make(chan struct{})}
+		server: server, failed: make(chan struct{})}
 }
 
 func randomHex(n int) string {

@@ -33,12 +33,14 @@ type runResult struct {
 // machine hits all servers alike; any failed round ends the run with its error.
 func compare(name string, s scenario, opts options, targets []target, rounds int, p *progress) (*runResult, error) {
 	res := &runResult{Scenario: name, Options: opts, Rounds: rounds, Started: time.Now()}
-	for _, t := range targets {
+	states := make([]*serverState, len(targets))
+	for i, t := range targets {
 		res.Servers = append(res.Servers, serverResult{Target: t})
+		states[i] = &serverState{}
 	}
 	for i := range rounds {
 		for j, t := range targets {
-			r := newRound(opts, t)
+			r := newRound(opts, t, states[j])
 			stopProgress := p.watch(fmt.Sprintf("[%s] round %d/%d %s", name, i+1, rounds, t.Name), r)
 			metrics, err := runRound(s, r, name != "conns")
 			stopProgress(metrics)

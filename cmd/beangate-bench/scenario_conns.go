@@ -15,13 +15,17 @@ const statsSamples = 200
 // runConns: open -conns connections, one `list-tube-used` round trip each so the server has
 // accepted them all, then hold them idle. Memory is the server's RSS growth per connection
 // (needs the server's pid: -pid, or found by port in /proc); latency is the `stats` round trip
-// while they are held.
+// while they are held. Memory is measured against the RSS before the first conns round of the
+// server, since an allocator reuses what earlier rounds freed; run it on a fresh server.
 func runConns(r *round) ([]metric, error) {
 	pid := r.target.PID
 	if pid == 0 {
 		pid, _ = pidListeningOn(r.target.Addr) // a remote server: memory is simply not reported
 	}
-	before := readRSS(pid)
+	if r.server.rssBaseline == 0 {
+		r.server.rssBaseline = readRSS(pid)
+	}
+	before := r.server.rssBaseline
 	idle, err := openIdle(r, r.opts.Conns)
 	defer closeAbruptly(idle)
 	if err != nil {
