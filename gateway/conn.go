@@ -53,18 +53,18 @@ type conn struct {
 
 func (s *Server) newConn(nc net.Conn) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
-	raw := &rawReader{nc: nc}
-	return &conn{
+	c := &conn{
 		srv:    s,
 		nc:     nc,
-		raw:    raw,
-		in:     newLineReader(raw, readBufferSize),
 		sid:    s.sessions.Next(),
 		use:    backend.DefaultTube,
 		watch:  []string{backend.DefaultTube},
 		ctx:    ctx,
 		cancel: cancel,
 	}
+	c.raw = &rawReader{nc: nc, beforeRead: c.flush}
+	c.in = newLineReader(c.raw, readBufferSize)
+	return c
 }
 
 // serve runs the connection until the client leaves, sends quit, or the server stops it.
@@ -81,9 +81,6 @@ func (c *conn) serve() {
 
 	c.ensureSession() // an error is retried before the next command that needs the session
 	for !c.stopping.Load() {
-		if c.in.Buffered() == 0 && !c.flush() {
-			return
-		}
 		line, err := c.in.ReadLine()
 		switch {
 		case errors.Is(err, errLineTooLong):
@@ -184,12 +181,17 @@ func (c *conn) flush() bool {
 }
 
 // rawReader is the connection's byte source: bytes read ahead while a reserve was waiting (to
-// notice a hang-up) are served first, then the socket.
+// notice a hang-up) are served first, then the socket. Before it reads the socket, which may
+// block, it flushes the queued replies: so pipelined commands get their replies in one write,
+// and no reply waits behind a read.
 type rawReader struct {
-	nc      net.Conn
-	pending []byte
-	err     error // a read error seen while watching; returned once pending is drained
+	nc         net.Conn
+	beforeRead func() bool
+	pending    []byte
+	err        error // a read error seen while watching; returned once pending is drained
 }
+
+var errWriteFailed = errors.New("gateway: writing replies failed")
 
 func (r *rawReader) Read(p []byte) (int, error) {
 	if len(r.pending) > 0 {
@@ -199,6 +201,9 @@ func (r *rawReader) Read(p []byte) (int, error) {
 	}
 	if r.err != nil {
 		return 0, r.err
+	}
+	if !r.beforeRead() {
+		return 0, errWriteFailed
 	}
 	return r.nc.Read(p)
 }

@@ -1,0 +1,19 @@
+package gateway_test
+
+import (
+	"testing"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/memory"
+	"github.com/beangate/beangate/gateway/gatewaytest"
+)
+
+func newMemory(t *testing.T) backend.Backend {
+	b := memory.New(memory.Options{})
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+func TestTranscriptsOverMemory(t *testing.T) {
+	gatewaytest.RunTranscripts(t, newMemory)
+}
