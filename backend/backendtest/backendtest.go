@@ -1,0 +1,69 @@
+// Package backendtest is the conformance suite every backend.Backend runs from its own tests:
+//
+//	func TestConformance(t *testing.T) {
+//		backendtest.Run(t, func(t *testing.T, clock *backend.FakeClock) backend.Backend {
+//			return mybackend.New(..., clock)
+//		})
+//	}
+//
+// Every case runs in parallel with its own fresh backend and FakeClock; time moves only through
+// the clock. Calls that may block run under a watchdog deadline so that a broken backend fails
+// instead of hanging.
+package backendtest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// Epoch is the instant every case's FakeClock starts at.
+var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// NewBackend makes a fresh, empty backend for one case, driven by clock. It registers its own
+// cleanup (t.Cleanup); the suite does not call Close.
+type NewBackend func(t *testing.T, clock *backend.FakeClock) backend.Backend
+
+// testCase is one rule of the contract; its name is a sentence.
+type testCase struct {
+	name string
+	run  func(h *harness)
+}
+
+type group struct {
+	name  string
+	cases []testCase
+}
+
+// groups is the whole suite, one group per command group, in the order they are reported.
+func groups() []group {
+	return []group{
+		{"Sessions", sessionCases},
+		{"PutAndPeek", putPeekCases},
+		{"Reserve", reserveCases},
+		{"DeadlineSoonAndTTR", deadlineCases},
+		{"ReleaseBuryTouch", releaseBuryTouchCases},
+		{"Delete", deleteCases},
+		{"Kick", kickCases},
+		{"Pause", pauseCases},
+		{"Stats", statsCases},
+		{"TubeLifecycle", tubeLifecycleCases},
+		{"Concurrency", concurrencyCases},
+	}
+}
+
+// Run runs the whole Backend contract against backends made by newBackend.
+func Run(t *testing.T, newBackend NewBackend) {
+	for _, g := range groups() {
+		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range g.cases {
+				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
+					c.run(newHarness(t, newBackend))
+				})
+			}
+		})
+	}
+}

@@ -1,0 +1,190 @@
+package backendtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/backend"
+)
+
+var concurrencyCases = []testCase{
+	{"EveryJobIsReservedExactlyOnce", func(h *harness) {
+		const producers, workers, perProducer = 4, 20, 500
+		ctx, cancel := context.WithTimeout(context.Background(), 4*watchdog)
+		defer cancel()
+		// Workers wait without a timeout (the fake clock never moves) until the last job is done.
+		stop, allDone := context.WithCancel(ctx)
+		defer allDone()
+
+		var (
+			mu       sync.Mutex
+			put      = make(map[uint64]bool)
+			reserved = make(map[uint64]int)
+			done     atomic.Int64
+			wg       sync.WaitGroup
+			errs     = make(chan error, producers+workers)
+		)
+		for p := range producers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tube := fmt.Sprintf("t%d", p%2)
+				for i := range perProducer {
+					id, err := h.b.Put(ctx, backend.PutParams{Tube: tube, Priority: uint32(i % 7), TTR: forever, Body: []byte("x")})
+					if err != nil {
+						errs <- err
+						return
+					}
+					mu.Lock()
+					put[id] = true
+					mu.Unlock()
+				}
+			}()
+		}
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id := backend.SessionID(fmt.Sprintf("worker.%d", w))
+				if err := h.b.BeginSession(ctx, id); err != nil {
+					errs <- err
+					return
+				}
+				tubes := []string{"t0", "t1"}
+				for _, t := range tubes {
+					if err := h.b.WatchTube(ctx, id, t); err != nil {
+						errs <- err
+						return
+					}
+				}
+				for {
+					j, err := h.b.Reserve(stop, backend.ReserveParams{Session: id, Tubes: append(tubes, backend.DefaultTube), Timeout: -1})
+					if stop.Err() != nil && ctx.Err() == nil {
+						return // every job is done (a job got at this moment is never deleted: caught below)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					mu.Lock()
+					reserved[j.ID]++
+					mu.Unlock()
+					if err := h.b.Delete(ctx, id, j.ID); err != nil {
+						errs <- err
+						return
+					}
+					if done.Add(1) == producers*perProducer {
+						allDone()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(h, err)
+		}
+		require.Len(h, put, producers*perProducer)
+		require.Len(h, reserved, producers*perProducer)
+		for id, n := range reserved {
+			require.True(h, put[id], "job %d was never put", id)
+			require.Equal(h, 1, n, "job %d reserved %d times", id, n)
+		}
+		st := h.stats()
+		require.Zero(h, st.ReadyJobs+st.ReservedJobs)
+		require.Equal(h, uint64(producers*perProducer), st.TotalJobs)
+	}},
+	{"ManyWaitersEachEventuallyGetAJob", func(h *harness) {
+		const n = 50
+		clients := make([]*client, n)
+		for i := range clients {
+			clients[i] = h.session()
+		}
+		results := make(chan reserveResult, n)
+		ctx := h.ctx()
+		for _, c := range clients {
+			go func() {
+				j, err := h.b.Reserve(ctx, c.reserveParams(forever))
+				results <- reserveResult{j, err}
+			}()
+		}
+		time.Sleep(settle)
+		producer := h.session()
+		put := make(map[uint64]bool)
+		for range n {
+			put[producer.put(job{})] = true
+		}
+		got := make(map[uint64]bool)
+		for range n {
+			select {
+			case r := <-results:
+				require.NoError(h, r.err)
+				require.True(h, put[r.job.ID])
+				require.False(h, got[r.job.ID], "job %d handed out twice", r.job.ID)
+				got[r.job.ID] = true
+			case <-time.After(watchdog):
+				h.Fatalf("only %d of %d waiters got a job", len(got), n)
+			}
+		}
+		require.Equal(h, uint64(n), h.stats().ReservedJobs)
+	}},
+	{"CancelledWaitersNeverSwallowJobs", func(h *harness) {
+		const n = 30
+		var wg sync.WaitGroup
+		var handed atomic.Int64
+		for range n {
+			c := h.session()
+			ctx, cancel := context.WithCancel(h.ctx())
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				j, err := h.b.Reserve(ctx, c.reserveParams(forever))
+				if err == nil {
+					handed.Add(1)
+					_ = h.b.EndSession(h.ctx(), c.id) // give it back, as a closing gateway would
+					return
+				}
+				if !errors.Is(err, context.Canceled) {
+					h.Errorf("reserve: job %v, err %v", j, err)
+				}
+			}()
+			go func() { time.Sleep(time.Millisecond); cancel() }()
+		}
+		producer := h.session()
+		for range n {
+			producer.put(job{})
+		}
+		wg.Wait()
+		st := h.stats()
+		require.Zero(h, st.ReservedJobs, "a job is stuck with a waiter that gave up")
+		require.Equal(h, uint64(n), st.ReadyJobs, "%d were handed out and returned", handed.Load())
+	}},
+	{"ConcurrentSessionsLeaveNoTubeBehind", func(h *harness) {
+		const n = 40
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx := h.ctx()
+				id := backend.SessionID(fmt.Sprintf("churn.%d", i))
+				tube := fmt.Sprintf("shared%d", i%3)
+				for range 20 {
+					require.NoError(h, h.b.BeginSession(ctx, id))
+					require.NoError(h, h.b.UseTube(ctx, id, tube))
+					require.NoError(h, h.b.WatchTube(ctx, id, tube))
+					require.NoError(h, h.b.IgnoreTube(ctx, id, backend.DefaultTube))
+					require.NoError(h, h.b.EndSession(ctx, id))
+				}
+			}()
+		}
+		wg.Wait()
+		require.Equal(h, []string{backend.DefaultTube}, h.tubes())
+	}},
+}

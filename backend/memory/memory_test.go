@@ -1,0 +1,17 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/backendtest"
+	"github.com/beangate/beangate/backend/memory"
+)
+
+func TestConformance(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T, clock *backend.FakeClock) backend.Backend {
+		b := memory.New(memory.Options{Clock: clock})
+		t.Cleanup(func() { _ = b.Close() })
+		return b
+	})
+}
