@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# bench/run.sh: compare beangate (memory backend) with a real beanstalkd, side by side.
+#
+# Builds beangate and beangate-bench, starts both servers on free loopback ports, runs the
+# scenarios of issue 3 with rounds alternating between the servers, prints one table per
+# scenario, and stops the servers it started. Ratios are to the first server (beanstalkd).
+#
+# Environment:
+#   BENCH_ROUNDS=3        rounds per server and scenario
+#   BENCH_DURATION=3s     measuring time per round
+#   BENCH_JSON=1          JSON lines instead of tables
+#   BENCH_OUT=DIR         keep binaries, server logs and results.txt here (default: a temp dir)
+#   BEANSTALKD=path       the reference server (default: beanstalkd on PATH)
+#   BEANGATE_REDIS_URL    also run beangate --backend $BEANGATE_REDIS_URL ("beangate-redis")
+#   BEANGATE_PG_URL       also run beangate --backend $BEANGATE_PG_URL ("beangate-pg"), plus
+#                         beanstalkd with a binlog (-b DIR -f0) as its durable reference
+# If cmd/beangate does not build, a second beanstalkd stands in for it (a harness sanity check).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=${BENCH_ROUNDS:-3}
+duration=${BENCH_DURATION:-3s}
+out=${BENCH_OUT:-$(mktemp -d -t beangate-bench.XXXXXX)}
+beanstalkd=${BEANSTALKD:-$(command -v beanstalkd || true)}
+idle_conns=10000
+mkdir -p "$out"
+
+[ -x "$beanstalkd" ] || { echo "run.sh: beanstalkd not found (set BEANSTALKD=path)" >&2; exit 1; }
+
+# The conns scenario holds $idle_conns sockets in the harness and in each server.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt $((idle_conns + 200)) ]; then
+  idle_conns=$(( $(ulimit -n) - 200 ))
+  echo "run.sh: open-file limit $(ulimit -n): conns scenario uses $idle_conns connections" >&2
+fi
+
+echo "run.sh: building into $out" >&2
+go build -o "$out/beangate-bench" ./cmd/beangate-bench
+have_beangate=1
+go build -o "$out/beangate" ./cmd/beangate || have_beangate=0
+
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+# free_port prints a loopback port nothing listens on.
+free_port() {
+  local port
+  while :; do
+    port=$(( 20000 + RANDOM % 30000 ))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return
+    fi
+  done
+}
+
+servers=""
+server_pids=""
+# start NAME CMD...: run a server on a free port (CMD gets -l 127.0.0.1 -p PORT appended) and
+# wait until it accepts connections.
+start() {
+  local name=$1 port
+  shift
+  port=$(free_port)
+  "$@" -l 127.0.0.1 -p "$port" >"$out/$name.log" 2>&1 &
+  local pid=$!
+  pids+=("$pid")
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || { echo "run.sh: $name exited; see $out/$name.log" >&2; exit 1; }
+    sleep 0.05
+  done
+  servers="${servers:+$servers,}$name=127.0.0.1:$port"
+  server_pids="${server_pids:+$server_pids,}$name=$pid"
+  echo "run.sh: $name on 127.0.0.1:$port (pid $pid)" >&2
+}
+
+start beanstalkd "$beanstalkd"
+if [ "$have_beangate" = 1 ]; then
+  start beangate "$out/beangate" --backend memory://
+else
+  echo "run.sh: cmd/beangate does not build: comparing beanstalkd with itself" >&2
+  start beanstalkd-b "$beanstalkd"
+fi
+if [ -n "${BEANGATE_REDIS_URL:-}" ] && [ "$have_beangate" = 1 ]; then
+  start beangate-redis "$out/beangate" --backend "$BEANGATE_REDIS_URL"
+fi
+if [ -n "${BEANGATE_PG_URL:-}" ] && [ "$have_beangate" = 1 ]; then
+  mkdir -p "$out/binlog"
+  start beanstalkd-durable "$beanstalkd" -b "$out/binlog" -f0
+  start beangate-pg "$out/beangate" --backend "$BEANGATE_PG_URL"
+fi
+
+bench() {
+  local args=(-servers "$servers" -pid "$server_pids" -rounds "$rounds" -duration "$duration" "$@")
+  [ -n "${BENCH_JSON:-}" ] && args+=(-json)
+  "$out/beangate-bench" "${args[@]}" | tee -a "$out/results.txt"
+}
+
+# conns first: its memory figure is RSS growth over the fresh server's.
+bench -scenario conns -conns "$idle_conns"
+for c in 1 4 16 64; do
+  bench -scenario cycle -conns "$c"
+done
+bench -scenario put -conns 4 -pipeline 16 -body 100 -jobs 200000
+bench -scenario put -conns 4 -pipeline 16 -body 16384 -jobs 15000
+bench -scenario reserve-wait -conns 100 -tubes 4 -interval 2ms
+bench -scenario delayed -conns 16 -tubes 2 -interval 5ms
+echo "run.sh: results in $out/results.txt" >&2
