@@ -1,0 +1,200 @@
+// Package redis keeps beangate's jobs in Redis, so that any number of stateless gateway
+// processes can serve one queue.
+//
+// Every state change is one Lua script (lua/*.lua, embedded; each opens with its KEYS/ARGV/
+// return contract), so it is atomic across gateways; lua/lib.lua documents the key layout.
+// Time is the Redis server's TIME unless a Clock is injected. Delay maturing, TTR expiry and
+// pause expiry are applied inside the scripts that look at a tube, so no sweeper is needed.
+//
+// Blocking reserves wait for a publish on the namespace's channel (every script that may make
+// a job reservable publishes its tube) plus a timer for the next due time the reserve script
+// reports; correctness never depends on a publish arriving.
+//
+// Each gateway process keeps a heartbeat lease; every Backend periodically ends the sessions of
+// processes whose lease expired, so a gateway that dies does not strand its reservations.
+//
+// Durability assumptions: Redis runs with AOF (appendonly yes; appendfsync always for no loss
+// of acknowledged jobs on power failure, everysec for at most a second) and maxmemory-policy
+// noeviction (an evicting policy silently drops jobs; New warns about it). Calls are never
+// retried by go-redis (MaxRetries -1), so a command is applied at most once.
+//
+// Statistics from this backend (job counts, totals, timeouts, tubes, per-tube counters, using
+// and watching, pause) are namespace-wide, across all gateways. list-tubes keeps beanstalkd's
+// order: insertion order, a removed tube's slot taken by the last tube.
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/beangate/beangate/backend"
+)
+
+var _ backend.Backend = (*Backend)(nil)
+
+var errClosed = errors.New("backend/redis: closed")
+
+// batchWorkers is how many pipelines may be in flight at once.
+const batchWorkers = 2
+
+// Backend is a backend.Backend on Redis. Use New.
+type Backend struct {
+	opts      Options
+	client    *goredis.Client
+	ownClient bool
+	base      string   // "{prefix}"
+	keys      []string // KEYS of every script: the namespace's stats hash
+	sc        *scripts
+	batch     *batcher
+	waiters   *waiters
+	pubsub    *goredis.PubSub
+
+	procsMu sync.Mutex
+	procs   map[string]struct{} // gateway processes whose lease this Backend keeps alive
+
+	stop      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// New connects, checks the server's settings, subscribes to the namespace's channel and starts
+// the heartbeat and reaper loops.
+func New(ctx context.Context, opts Options) (*Backend, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{
+		opts:    opts,
+		client:  opts.Client,
+		base:    "{" + opts.Prefix + "}",
+		sc:      loadScripts(),
+		waiters: newWaiters(),
+		procs:   map[string]struct{}{},
+		stop:    make(chan struct{}),
+	}
+	b.keys = []string{b.base + ":stats"}
+	if b.client == nil {
+		ro, err := goredis.ParseURL(opts.URL)
+		if err != nil {
+			return nil, fmt.Errorf("backend/redis: %w", err)
+		}
+		ro.ReadTimeout, ro.WriteTimeout = opts.CommandTimeout, opts.CommandTimeout
+		ro.DialTimeout, ro.PoolTimeout = opts.CommandTimeout, opts.CommandTimeout
+		ro.MaxRetries = -1 // a state change must not be applied twice
+		ro.ContextTimeoutEnabled = true
+		b.client, b.ownClient = goredis.NewClient(ro), true
+	}
+	if err := b.start(ctx); err != nil {
+		if b.ownClient {
+			_ = b.client.Close()
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Backend) start(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
+	defer cancel()
+	if err := b.client.Ping(cctx).Err(); err != nil {
+		return fmt.Errorf("backend/redis: ping: %w", err)
+	}
+	b.checkServerSettings(cctx)
+	if err := b.sc.ensureDefault.Run(cctx, b.client, b.keys, b.base, b.nowArg()).Err(); err != nil {
+		return fmt.Errorf("backend/redis: init: %w", err)
+	}
+	b.pubsub = b.client.Subscribe(cctx, b.base+":ready")
+	if _, err := b.pubsub.Receive(cctx); err != nil { // the subscription is live from here on
+		_ = b.pubsub.Close()
+		return fmt.Errorf("backend/redis: subscribe: %w", err)
+	}
+	b.batch = newBatcher(b.client, batchWorkers, b.opts.CommandTimeout)
+	b.wg.Add(3)
+	go b.listen()
+	go b.heartbeatLoop()
+	go b.reapLoop()
+	return nil
+}
+
+// checkServerSettings warns about an evicting maxmemory-policy; CONFIG may be disabled
+// (managed Redis), which is tolerated.
+func (b *Backend) checkServerSettings(ctx context.Context) {
+	v, err := b.client.ConfigGet(ctx, "maxmemory-policy").Result()
+	if err != nil {
+		b.opts.Logger.Info("redis: cannot read maxmemory-policy; make sure it is noeviction", "err", err)
+		return
+	}
+	if p, ok := v["maxmemory-policy"]; ok && p != "noeviction" {
+		b.opts.Logger.Warn("redis: maxmemory-policy is not noeviction; Redis may evict jobs", "policy", p)
+	}
+}
+
+// Close stops the heartbeats, the reaper and the subscription. Sessions are NOT ended: to the
+// other gateways this looks like a crash, and their reapers return this process's
+// reservations once its lease expires.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() {
+		close(b.stop)
+		_ = b.pubsub.Close()
+		b.batch.stop()
+		b.wg.Wait()
+		b.waiters.wakeAll()
+		if b.ownClient {
+			_ = b.client.Close()
+		}
+	})
+	return nil
+}
+
+// nowArg is the scripts' ARGV[2]: the injected clock's time in ms, or "" for Redis TIME.
+func (b *Backend) nowArg() string {
+	if b.opts.Clock == nil {
+		return ""
+	}
+	return strconv.FormatInt(b.opts.Clock.Now().UnixMilli(), 10)
+}
+
+// localNow is this process's idea of now, for timers.
+func (b *Backend) localNow() time.Time {
+	if b.opts.Clock == nil {
+		return time.Now()
+	}
+	return b.opts.Clock.Now()
+}
+
+// call runs one script through the batcher, bounded by CommandTimeout. goredis.Nil (a script
+// returning false) becomes backend.ErrNotFound; anything else is an infrastructure error.
+func (b *Backend) call(ctx context.Context, s *goredis.Script, args ...any) (any, error) {
+	cctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
+	defer cancel()
+	all := make([]any, 0, len(args)+2)
+	all = append(all, b.base, b.nowArg())
+	all = append(all, args...)
+	res, err := b.batch.run(cctx, s, b.keys, all...)
+	return res, interpretError(err)
+}
+
+// interpretError is the one place Redis errors are translated.
+func interpretError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, goredis.Nil):
+		return backend.ErrNotFound
+	default:
+		return fmt.Errorf("backend/redis: %w", err)
+	}
+}
+
+// ms converts a duration to the scripts' integral milliseconds.
+func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// padID is a job id as the scripts name it: 20 digits, so that sorted-set ties order by id.
+func padID(id uint64) string { return fmt.Sprintf("%020d", id) }

@@ -1,0 +1,108 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// Peek returns job id in whatever state.
+func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
+	res, err := b.call(ctx, b.sc.peek, padID(id))
+	if err != nil {
+		return nil, err
+	}
+	return newReply(res).job(0)
+}
+
+// PeekState returns tube's next job in state (Ready, Delayed or Buried).
+func (b *Backend) PeekState(ctx context.Context, tube string, state backend.State) (*backend.Job, error) {
+	var name string
+	switch state {
+	case backend.Ready, backend.Delayed, backend.Buried:
+		name = state.String()
+	default:
+		return nil, fmt.Errorf("backend/redis: cannot peek state %v", state)
+	}
+	res, err := b.call(ctx, b.sc.peekState, tube, name)
+	if err != nil {
+		return nil, err
+	}
+	return newReply(res).job(0)
+}
+
+// JobStats describes job id.
+func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, error) {
+	res, err := b.call(ctx, b.sc.jobStats, padID(id))
+	if err != nil {
+		return nil, err
+	}
+	r := newReply(res)
+	st, err := parseState(r.str(2))
+	if r.err != nil {
+		return nil, r.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	js := &backend.JobStats{
+		ID: uint64(r.int(0)), Tube: r.str(1), State: st, Priority: uint32(r.int(3)),
+		Age: r.dur(4), Delay: r.dur(5), TTR: r.dur(6), TimeLeft: r.dur(7),
+		Reserves: uint32(r.int(8)), Timeouts: uint32(r.int(9)), Releases: uint32(r.int(10)),
+		Buries: uint32(r.int(11)), Kicks: uint32(r.int(12)),
+	}
+	return js, r.err
+}
+
+// TubeStats describes tube; Using and Watching count sessions on every gateway.
+func (b *Backend) TubeStats(ctx context.Context, tube string) (*backend.TubeStats, error) {
+	res, err := b.call(ctx, b.sc.tubeStats, tube)
+	if err != nil {
+		return nil, err
+	}
+	r := newReply(res)
+	ts := &backend.TubeStats{
+		Name: tube, UrgentJobs: uint64(r.int(0)), ReadyJobs: uint64(r.int(1)),
+		ReservedJobs: uint64(r.int(2)), DelayedJobs: uint64(r.int(3)), BuriedJobs: uint64(r.int(4)),
+		TotalJobs: uint64(r.int(5)), Using: uint64(r.int(6)), Watching: uint64(r.int(7)),
+		CmdDelete: uint64(r.int(8)), CmdPauseTube: uint64(r.int(9)),
+		Pause: r.dur(10), PauseTimeLeft: max(r.dur(11), 0),
+	}
+	return ts, r.err
+}
+
+// Stats returns the namespace-wide figures.
+func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
+	res, err := b.call(ctx, b.sc.stats)
+	if err != nil {
+		return nil, err
+	}
+	r := newReply(res)
+	s := &backend.Stats{
+		UrgentJobs: uint64(r.int(0)), ReadyJobs: uint64(r.int(1)), ReservedJobs: uint64(r.int(2)),
+		DelayedJobs: uint64(r.int(3)), BuriedJobs: uint64(r.int(4)), TotalJobs: uint64(r.int(5)),
+		JobTimeouts: uint64(r.int(6)), Tubes: uint64(r.int(7)),
+	}
+	return s, r.err
+}
+
+// ListTubes names every tube, in beanstalkd's order.
+func (b *Backend) ListTubes(ctx context.Context) ([]string, error) {
+	res, err := b.call(ctx, b.sc.listTubes)
+	if err != nil {
+		return nil, err
+	}
+	r := newReply(res)
+	names := make([]string, len(r.a))
+	for i := range r.a {
+		names[i] = r.str(i)
+	}
+	return names, r.err
+}
+
+// PauseTube pauses tube for d (0 unpauses).
+func (b *Backend) PauseTube(ctx context.Context, tube string, d time.Duration) error {
+	return found(b.call(ctx, b.sc.pause, tube, ms(d)))
+}

@@ -1,0 +1,80 @@
+package redis
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// Put stores a new job; its id comes from the namespace-wide sequence.
+func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
+	res, err := b.call(ctx, b.sc.put, p.Tube, prio(p.Priority), ms(p.Delay), ms(p.TTR), p.Body)
+	if err != nil {
+		return 0, err
+	}
+	id, err := toInt(res)
+	return uint64(id), err
+}
+
+// ReserveJob reserves job id for s if it is ready, delayed or buried.
+func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64) (*backend.Job, error) {
+	b.noteProcess(s.Process())
+	res, err := b.call(ctx, b.sc.reserveJob, string(s), s.Process(), padID(id), ms(b.opts.LeaseTTL))
+	if err != nil {
+		return nil, err
+	}
+	return newReply(res).job(0)
+}
+
+// Delete removes job id unless another session holds it.
+func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) error {
+	return found(b.call(ctx, b.sc.delete, string(s), padID(id)))
+}
+
+// Release returns a job reserved by p.Session to ready or delayed.
+func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
+	return found(b.call(ctx, b.sc.release, string(p.Session), padID(p.ID), prio(p.Priority), ms(p.Delay)))
+}
+
+// Bury moves a job reserved by s to its tube's buried list.
+func (b *Backend) Bury(ctx context.Context, s backend.SessionID, id uint64, priority uint32) error {
+	return found(b.call(ctx, b.sc.bury, string(s), padID(id), prio(priority)))
+}
+
+// Touch resets the deadline of a job reserved by s.
+func (b *Backend) Touch(ctx context.Context, s backend.SessionID, id uint64) error {
+	return found(b.call(ctx, b.sc.touch, string(s), padID(id)))
+}
+
+// Kick moves up to bound buried (else delayed) jobs of tube to ready.
+func (b *Backend) Kick(ctx context.Context, tube string, bound uint64) (uint64, error) {
+	res, err := b.call(ctx, b.sc.kick, tube, strconv.FormatUint(bound, 10))
+	if err != nil {
+		return 0, err
+	}
+	n, err := toInt(res)
+	return uint64(n), err
+}
+
+// KickJob moves one buried or delayed job to ready.
+func (b *Backend) KickJob(ctx context.Context, id uint64) error {
+	return found(b.call(ctx, b.sc.kickJob, padID(id)))
+}
+
+func prio(p uint32) string { return strconv.FormatUint(uint64(p), 10) }
+
+// found reads a script's 1 (done) / 0 (not found) reply.
+func found(res any, err error) error {
+	if err != nil {
+		return err
+	}
+	n, err := toInt(res)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return backend.ErrNotFound
+	}
+	return nil
+}

@@ -1,0 +1,13 @@
+-- job_stats: describe a job (after its tube's due transitions).
+-- ARGV[3] = id (padded)
+-- returns {id, tube, state, priority, age ms, delay ms, ttr ms, time-left ms,
+--          reserves, timeouts, releases, buries, kicks}, or nil if missing
+local m = ARGV[3]
+local t = job_tube(m)
+if not t then return false end
+local f = redis.call('HMGET', kjob(m), 's', 'p', 'c', 'd', 'ttr', 'a',
+  'nres', 'ntim', 'nrel', 'nbur', 'nkick')
+local left = 0
+if f[1] == 'reserved' or f[1] == 'delayed' then left = tonumber(f[6]) - NOW end
+return {m, t, f[1], f[2], NOW - tonumber(f[3]), tonumber(f[4]), tonumber(f[5]), left,
+  tonumber(f[7]), tonumber(f[8]), tonumber(f[9]), tonumber(f[10]), tonumber(f[11])}

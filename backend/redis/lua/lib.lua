@@ -1,0 +1,195 @@
+-- lib.lua: helpers prepended to every script (not a script by itself).
+--
+-- Calling convention shared by all scripts:
+--   KEYS[1] = <base>:stats   the namespace's global counters hash; declared so that a Cluster
+--                            client routes the call to the namespace's slot. Every other key is
+--                            built from <base> and carries the same hash tag, so it lives in
+--                            the same slot.
+--   ARGV[1] = <base>         "{prefix}", the namespace's hash tag
+--   ARGV[2] = now            milliseconds since the epoch, or "" to use the Redis server's TIME
+--   ARGV[3..]                script-specific
+--
+-- Ids travel as 20-digit zero-padded strings: they are the sorted-set members, so that equal
+-- scores order by id, and they name the job hashes.
+--
+-- Key layout (B = <base>):
+--   B:stats                    hash: total (jobs put), timeouts, buryseq
+--   B:ids                      INCR job id sequence
+--   B:tubes                    zset tube -> slot (list-tubes order, as beanstalkd's array)
+--   B:t:<tube>                 hash: total, deletes, pauses, using, watching, pd (pause ms), pu (pause until)
+--   B:t:<tube>:ready           zset id -> priority
+--   B:t:<tube>:delayed         zset id -> due ms
+--   B:t:<tube>:reserved        zset id -> TTR deadline ms
+--   B:t:<tube>:buried          zset id -> bury sequence (FIFO)
+--   B:j:<id>                   hash: b body, t tube, p pri, ttr, d delay, c created, s state,
+--                              o owner session, a due/deadline, nres ntim nrel nbur nkick
+--   B:s:<session>              hash: use
+--   B:s:<session>:w            set of watched tubes
+--   B:s:<session>:r            zset id -> deadline of the session's reservations
+--   B:procs                    set of gateway processes with sessions
+--   B:p:<process>              set of the process's sessions
+--   B:lease:<process>          heartbeat key with a TTL
+--   channel B:ready            PUBLISH <tube> whenever a job of <tube> may have become reservable
+
+local B = ARGV[1]
+local STATS = KEYS[1]
+local TUBES = B .. ':tubes'
+local CHAN = B .. ':ready'
+local NOW
+if ARGV[2] ~= '' then
+  NOW = tonumber(ARGV[2])
+else
+  local t = redis.call('TIME')
+  NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- ds formats an integral number without exponent notation.
+local function ds(n) return string.format('%d', n) end
+
+local function ktube(t) return B .. ':t:' .. t end
+local function kready(t) return B .. ':t:' .. t .. ':ready' end
+local function kdelayed(t) return B .. ':t:' .. t .. ':delayed' end
+local function kreserved(t) return B .. ':t:' .. t .. ':reserved' end
+local function kburied(t) return B .. ':t:' .. t .. ':buried' end
+local function kjob(m) return B .. ':j:' .. m end
+local function ksess(s) return B .. ':s:' .. s end
+local function kwatch(s) return B .. ':s:' .. s .. ':w' end
+local function ksres(s) return B .. ':s:' .. s .. ':r' end
+local function kproc(p) return B .. ':p:' .. p end
+local function klease(p) return B .. ':lease:' .. p end
+
+local function tube_exists(t) return redis.call('ZSCORE', TUBES, t) ~= false end
+
+-- Tubes are kept as beanstalkd keeps them, an array in insertion order where a removed tube's
+-- slot is taken by the last one: B:tubes scores each tube by its slot.
+local function ensure_tube(t)
+  if not tube_exists(t) then
+    redis.call('ZADD', TUBES, redis.call('ZCARD', TUBES), t)
+  end
+end
+
+local function drop_tube(t)
+  local slot = redis.call('ZSCORE', TUBES, t)
+  local last = redis.call('ZRANGE', TUBES, -1, -1)[1]
+  redis.call('ZREM', TUBES, t)
+  if last ~= t then redis.call('ZADD', TUBES, slot, last) end
+end
+
+local function tube_jobs(t)
+  return redis.call('ZCARD', kready(t)) + redis.call('ZCARD', kdelayed(t))
+    + redis.call('ZCARD', kreserved(t)) + redis.call('ZCARD', kburied(t))
+end
+
+-- gc deletes tube t (and its counters and pause) when no job and no session refers to it.
+local function gc(t)
+  if t == 'default' or not tube_exists(t) then return end
+  local refs = redis.call('HMGET', ktube(t), 'using', 'watching')
+  if tonumber(refs[1] or 0) > 0 or tonumber(refs[2] or 0) > 0 then return end
+  if tube_jobs(t) > 0 then return end
+  redis.call('DEL', ktube(t))
+  drop_tube(t)
+end
+
+-- to_ready puts job m (whose fields are already out of their old set) into t's ready set.
+local function to_ready(t, m, pri)
+  redis.call('ZADD', kready(t), pri, m)
+  redis.call('HSET', kjob(m), 's', 'ready', 'o', '', 'a', 0)
+end
+
+-- tick applies every due transition of tube t: delayed jobs whose time came become ready,
+-- reservations past their deadline return to ready (timeouts += 1), an ended pause is cleared.
+-- It publishes t when a job may have become reservable.
+local function tick(t)
+  local woke = false
+  local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW))
+  for _, m in ipairs(due) do
+    to_ready(t, m, redis.call('HGET', kjob(m), 'p'))
+  end
+  if #due > 0 then
+    redis.call('ZREMRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW))
+    woke = true
+  end
+  local expired = redis.call('ZRANGEBYSCORE', kreserved(t), '-inf', ds(NOW))
+  for _, m in ipairs(expired) do
+    local f = redis.call('HMGET', kjob(m), 'p', 'o')
+    if f[2] and f[2] ~= '' then redis.call('ZREM', ksres(f[2]), m) end
+    to_ready(t, m, f[1])
+    redis.call('HINCRBY', kjob(m), 'ntim', 1)
+    redis.call('HINCRBY', STATS, 'timeouts', 1)
+  end
+  if #expired > 0 then
+    redis.call('ZREMRANGEBYSCORE', kreserved(t), '-inf', ds(NOW))
+    woke = true
+  end
+  local pu = redis.call('HGET', ktube(t), 'pu')
+  if pu and tonumber(pu) <= NOW then
+    redis.call('HDEL', ktube(t), 'pu', 'pd')
+    woke = true
+  end
+  if woke then redis.call('PUBLISH', CHAN, t) end
+end
+
+-- paused reports whether tube t is paused now (call after tick).
+local function paused(t)
+  return redis.call('HEXISTS', ktube(t), 'pu') == 1
+end
+
+-- job_tube returns job m's tube after applying that tube's due transitions, or nil.
+local function job_tube(m)
+  local t = redis.call('HGET', kjob(m), 't')
+  if not t then return nil end
+  tick(t)
+  return t
+end
+
+-- unlink removes job m of tube t from the set of its state st (and from its owner's set).
+local function unlink(t, m, st)
+  if st == 'ready' then redis.call('ZREM', kready(t), m)
+  elseif st == 'delayed' then redis.call('ZREM', kdelayed(t), m)
+  elseif st == 'buried' then redis.call('ZREM', kburied(t), m)
+  elseif st == 'reserved' then
+    redis.call('ZREM', kreserved(t), m)
+    local o = redis.call('HGET', kjob(m), 'o')
+    if o and o ~= '' then redis.call('ZREM', ksres(o), m) end
+  end
+end
+
+-- reserve_for makes job m of tube t (already unlinked) reserved by session s; returns the job.
+local function reserve_for(t, m, s, proc)
+  local jk = kjob(m)
+  local f = redis.call('HMGET', jk, 'ttr', 'p', 'b')
+  local deadline = NOW + tonumber(f[1])
+  redis.call('ZADD', kreserved(t), ds(deadline), m)
+  redis.call('ZADD', ksres(s), ds(deadline), m)
+  redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', ds(deadline))
+  redis.call('HINCRBY', jk, 'nres', 1)
+  -- The session is findable from its process, so a dead gateway's reservations come back.
+  redis.call('SADD', B .. ':procs', proc)
+  redis.call('SADD', kproc(proc), s)
+  return {m, t, f[2], f[3]}
+end
+
+-- end_session returns session s's reservations to ready and drops its tube references.
+local function end_session(s, proc)
+  local res = redis.call('ZRANGE', ksres(s), 0, -1)
+  for _, m in ipairs(res) do
+    local f = redis.call('HMGET', kjob(m), 't', 'p', 's', 'o')
+    if f[1] and f[3] == 'reserved' and f[4] == s then
+      redis.call('ZREM', kreserved(f[1]), m)
+      to_ready(f[1], m, f[2])
+      redis.call('PUBLISH', CHAN, f[1])
+    end
+  end
+  redis.call('DEL', ksres(s))
+  local u = redis.call('HGET', ksess(s), 'use')
+  if u then
+    redis.call('HINCRBY', ktube(u), 'using', -1)
+    gc(u)
+  end
+  for _, w in ipairs(redis.call('SMEMBERS', kwatch(s))) do
+    redis.call('HINCRBY', ktube(w), 'watching', -1)
+    gc(w)
+  end
+  redis.call('DEL', ksess(s), kwatch(s))
+  redis.call('SREM', kproc(proc), s)
+end

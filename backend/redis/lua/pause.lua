@@ -1,0 +1,15 @@
+-- pause: stop reserves from taking jobs from tube for d ms; d == 0 unpauses at once
+-- (publishing the tube). The tube's pause counter += 1 either way.
+-- ARGV[3] = tube, ARGV[4] = d ms
+-- returns 1, or 0 if the tube does not exist
+local t, d = ARGV[3], tonumber(ARGV[4])
+if not tube_exists(t) then return 0 end
+tick(t)
+if d > 0 then
+  redis.call('HSET', ktube(t), 'pd', ARGV[4], 'pu', ds(NOW + d))
+else
+  redis.call('HDEL', ktube(t), 'pd', 'pu')
+  redis.call('PUBLISH', CHAN, t)
+end
+redis.call('HINCRBY', ktube(t), 'pauses', 1)
+return 1

@@ -1,0 +1,21 @@
+-- put: store a new job, delayed when delay > 0, else ready (publishing its tube).
+-- ARGV[3] = tube, ARGV[4] = priority, ARGV[5] = delay ms, ARGV[6] = TTR ms, ARGV[7] = body
+-- returns the new job id (integer, from the namespace-wide INCR sequence)
+local t, pri, delay = ARGV[3], ARGV[4], tonumber(ARGV[5])
+ensure_tube(t)
+local id = redis.call('INCR', B .. ':ids')
+local m = string.format('%020d', id)
+redis.call('HSET', kjob(m), 'b', ARGV[7], 't', t, 'p', pri, 'ttr', ARGV[6], 'd', ARGV[5],
+  'c', ds(NOW), 'o', '', 'nres', 0, 'ntim', 0, 'nrel', 0, 'nbur', 0, 'nkick', 0)
+if delay > 0 then
+  local due = ds(NOW + delay)
+  redis.call('HSET', kjob(m), 's', 'delayed', 'a', due)
+  redis.call('ZADD', kdelayed(t), due, m)
+else
+  redis.call('HSET', kjob(m), 's', 'ready', 'a', 0)
+  redis.call('ZADD', kready(t), pri, m)
+  redis.call('PUBLISH', CHAN, t)
+end
+redis.call('HINCRBY', ktube(t), 'total', 1)
+redis.call('HINCRBY', STATS, 'total', 1)
+return id

@@ -1,0 +1,21 @@
+-- release: return a job reserved by the session to ready (delay 0, publishing its tube) or
+-- delayed, with a new priority; releases += 1.
+-- ARGV[3] = session, ARGV[4] = id (padded), ARGV[5] = priority, ARGV[6] = delay ms
+-- returns 1, or 0 unless the job is reserved by the session
+local s, m, pri, delay = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
+local t = job_tube(m)
+if not t then return 0 end
+local f = redis.call('HMGET', kjob(m), 's', 'o')
+if f[1] ~= 'reserved' or f[2] ~= s then return 0 end
+unlink(t, m, 'reserved')
+redis.call('HSET', kjob(m), 'p', pri, 'd', ARGV[6], 'o', '')
+redis.call('HINCRBY', kjob(m), 'nrel', 1)
+if delay > 0 then
+  local due = ds(NOW + delay)
+  redis.call('HSET', kjob(m), 's', 'delayed', 'a', due)
+  redis.call('ZADD', kdelayed(t), due, m)
+else
+  to_ready(t, m, pri)
+  redis.call('PUBLISH', CHAN, t)
+end
+return 1

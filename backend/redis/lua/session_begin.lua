@@ -1,0 +1,15 @@
+-- session_begin: register a session that uses and watches 'default', and refresh its
+-- process's heartbeat lease.
+-- ARGV[3] = session, ARGV[4] = process, ARGV[5] = lease TTL ms
+-- returns 1, or 0 if the session already existed (nothing changed)
+local s, proc = ARGV[3], ARGV[4]
+redis.call('SET', klease(proc), 1, 'PX', ARGV[5])
+redis.call('SADD', B .. ':procs', proc)
+redis.call('SADD', kproc(proc), s)
+if redis.call('EXISTS', ksess(s)) == 1 then return 0 end
+ensure_tube('default')
+redis.call('HSET', ksess(s), 'use', 'default')
+redis.call('SADD', kwatch(s), 'default')
+redis.call('HINCRBY', ktube('default'), 'using', 1)
+redis.call('HINCRBY', ktube('default'), 'watching', 1)
+return 1

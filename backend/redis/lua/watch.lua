@@ -1,0 +1,9 @@
+-- watch: add tube to the session's watch list (no-op if there), creating the tube if needed.
+-- ARGV[3] = session, ARGV[4] = tube
+-- returns 1
+local s, t = ARGV[3], ARGV[4]
+ensure_tube(t)
+if redis.call('SADD', kwatch(s), t) == 1 then
+  redis.call('HINCRBY', ktube(t), 'watching', 1)
+end
+return 1

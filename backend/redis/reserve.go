@@ -1,0 +1,156 @@
+package redis
+
+import (
+	"context"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// safetyPoll bounds how long a waiting reserve trusts that it would have been told of a new
+// job: a publish can be lost (pub/sub reconnecting), so a waiter re-checks at least this often.
+const safetyPoll = time.Second
+
+// reserveOutcome is the decoded reply of reserve.lua.
+type reserveOutcome struct {
+	job  *backend.Job
+	soon bool
+	next int64 // ms when the answer may change by itself; -1: only a publish can change it
+	now  int64 // the script's now, ms
+}
+
+// Reserve reserves the best ready job of p.Tubes for p.Session, waiting as the contract says:
+// it re-runs the reserve script whenever a watched tube is published, the next due time the
+// script reported arrives, or the safety poll ticks.
+func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
+	b.noteProcess(p.Session.Process())
+	w := b.waiters.add(p.Tubes) // before the first try, so no publish after it is missed
+	defer b.waiters.remove(w)
+
+	start := b.localNow()
+	var (
+		timeout <-chan struct{}
+		due     dueTimer
+		safety  *time.Ticker
+		final   bool
+	)
+	defer func() {
+		due.clearAndStop()
+		if safety != nil {
+			safety.Stop()
+		}
+	}()
+	for {
+		out, err := b.tryReserve(ctx, p)
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			return nil, err
+		case out.job != nil:
+			return out.job, nil
+		case out.soon:
+			return nil, backend.ErrDeadlineSoon
+		case p.Timeout == 0 || final:
+			return nil, backend.ErrTimedOut
+		}
+		if p.Timeout > 0 && timeout == nil {
+			left := p.Timeout - b.localNow().Sub(start)
+			if left <= 0 {
+				final = true
+				continue
+			}
+			var stop func()
+			timeout, stop = b.after(left)
+			defer stop()
+		}
+		if safety == nil {
+			safety = time.NewTicker(safetyPoll)
+		}
+		due.arm(b, out.next, out.now)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-b.stop:
+			return nil, errClosed
+		case <-w.ch:
+		case <-due.fired():
+			due.clear()
+		case <-timeout:
+			final = true // one last look: DEADLINE_SOON or a job due right now beats TIMED_OUT
+		case <-safety.C:
+		}
+	}
+}
+
+func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams) (reserveOutcome, error) {
+	args := make([]any, 0, 4+len(p.Tubes))
+	args = append(args, string(p.Session), p.Session.Process(), ms(backend.DeadlineSoonMargin), ms(b.opts.LeaseTTL))
+	for _, t := range p.Tubes {
+		args = append(args, t)
+	}
+	res, err := b.call(ctx, b.sc.reserve, args...)
+	if err != nil {
+		return reserveOutcome{}, err
+	}
+	r := newReply(res)
+	switch r.int(0) {
+	case 1:
+		j, err := r.job(1)
+		return reserveOutcome{job: j}, err
+	case 2:
+		return reserveOutcome{soon: true}, r.err
+	}
+	return reserveOutcome{next: r.int(1), now: r.int(2)}, r.err
+}
+
+// after returns a channel closed once d has passed on the backend's clock, and its stop func.
+func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	var t backend.Timer
+	if b.opts.Clock != nil {
+		t = b.opts.Clock.AfterFunc(d, func() { close(ch) })
+	} else {
+		t = time.AfterFunc(d, func() { close(ch) })
+	}
+	return ch, func() { t.Stop() }
+}
+
+// dueTimer wakes a waiting reserve at the next due time the reserve script reported. It is
+// re-armed only when that time changes or after it fired, so a fake clock's pending timers stay
+// stable while a reserve waits.
+type dueTimer struct {
+	at   int64 // ms; 0: not armed
+	ch     <-chan struct{}
+	cancel func()
+}
+
+func (t *dueTimer) arm(b *Backend, next, now int64) {
+	if next < 0 {
+		t.clearAndStop()
+		return
+	}
+	if t.ch != nil && t.at == next {
+		return
+	}
+	t.clearAndStop()
+	var d time.Duration
+	if b.opts.Clock != nil {
+		d = time.UnixMilli(next).Sub(b.opts.Clock.Now())
+	} else {
+		d = time.Duration(next-now) * time.Millisecond
+	}
+	t.at = next
+	t.ch, t.cancel = b.after(max(d, 0))
+}
+
+func (t *dueTimer) fired() <-chan struct{} { return t.ch } // nil (never ready) when not armed
+
+func (t *dueTimer) clear() { t.ch, t.cancel, t.at = nil, nil, 0 }
+
+func (t *dueTimer) clearAndStop() {
+	if t.cancel != nil {
+		t.cancel()
+	}
+	t.clear()
+}

@@ -1,0 +1,39 @@
+package redis
+
+import (
+	"context"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// BeginSession registers s (using and watching default) and starts keeping its process's
+// lease alive.
+func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
+	b.noteProcess(s.Process())
+	_, err := b.call(ctx, b.sc.sessionBegin, string(s), s.Process(), ms(b.opts.LeaseTTL))
+	return err
+}
+
+// EndSession returns s's reservations to ready and drops its tube references.
+func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
+	_, err := b.call(ctx, b.sc.sessionEnd, string(s), s.Process())
+	return err
+}
+
+// UseTube makes tube s's used tube.
+func (b *Backend) UseTube(ctx context.Context, s backend.SessionID, tube string) error {
+	_, err := b.call(ctx, b.sc.use, string(s), tube)
+	return err
+}
+
+// WatchTube adds tube to s's watch list.
+func (b *Backend) WatchTube(ctx context.Context, s backend.SessionID, tube string) error {
+	_, err := b.call(ctx, b.sc.watch, string(s), tube)
+	return err
+}
+
+// IgnoreTube removes tube from s's watch list.
+func (b *Backend) IgnoreTube(ctx context.Context, s backend.SessionID, tube string) error {
+	_, err := b.call(ctx, b.sc.ignore, string(s), tube)
+	return err
+}
