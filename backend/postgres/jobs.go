@@ -1,0 +1,291 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"math"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/jackc/pgx/v5"
+)
+
+type putItem struct {
+	tube     string
+	priority uint32
+	delayUS  int64
+	ttrUS    int64
+	body     []byte
+}
+
+type deleteItem struct {
+	session backend.SessionID
+	id      uint64
+}
+
+// Put stores a job; concurrent puts share one INSERT and one commit (see put.sql).
+func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
+	body := p.Body
+	if body == nil {
+		body = []byte{} // bodies are NOT NULL; an empty job is valid
+	}
+	id, err := b.puts.do(ctx, putItem{
+		tube: p.Tube, priority: p.Priority, delayUS: p.Delay.Microseconds(), ttrUS: p.TTR.Microseconds(), body: body,
+	})
+	if err != nil {
+		return 0, b.callErr(ctx, "put", err)
+	}
+	if p.Delay <= 0 {
+		b.waiters.wake(p.Tube)
+	}
+	return id, nil
+}
+
+func (b *Backend) execPuts(ctx context.Context, items []putItem) ([]uint64, error) {
+	n := len(items)
+	tubes, prios, delays, ttrs := make([]string, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	bodies := make([][]byte, n)
+	for i, it := range items {
+		tubes[i], prios[i], delays[i], ttrs[i], bodies[i] = it.tube, int64(it.priority), it.delayUS, it.ttrUS, it.body
+	}
+	ids := make([]uint64, n)
+	err := b.run(ctx, "put", func(ctx context.Context) error {
+		rows, err := b.pool.Query(ctx, b.st.get("put"), b.now(), tubes, prios, delays, ttrs, bodies)
+		if err != nil {
+			return err
+		}
+		var ord, id int64
+		_, err = pgx.ForEachRow(rows, []any{&ord, &id}, func() error {
+			ids[ord-1] = uint64(id)
+			return nil
+		})
+		return err
+	})
+	return ids, err
+}
+
+// Delete removes a job; concurrent deletes share one DELETE and one commit (see delete.sql).
+func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) error {
+	if id > math.MaxInt64 {
+		return backend.ErrNotFound
+	}
+	ok, err := b.deletes.do(ctx, deleteItem{session: s, id: id})
+	if err != nil {
+		return b.callErr(ctx, "delete", err)
+	}
+	if !ok {
+		return backend.ErrNotFound
+	}
+	return nil
+}
+
+func (b *Backend) execDeletes(ctx context.Context, items []deleteItem) ([]bool, error) {
+	ids, sessions := make([]int64, len(items)), make([]string, len(items))
+	for i, it := range items {
+		ids[i], sessions[i] = int64(it.id), string(it.session)
+	}
+	deleted := make([]bool, len(items))
+	var unreferenced []string
+	err := b.run(ctx, "delete", func(ctx context.Context) error {
+		unreferenced = unreferenced[:0]
+		clear(deleted)
+		bt := &pgx.Batch{}
+		b.promote(bt)
+		bt.Queue(b.st.get("delete"), b.now(), ids, sessions).Query(func(rows pgx.Rows) error {
+			var id *int64
+			var name string
+			_, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {
+				if id == nil {
+					unreferenced = append(unreferenced, name)
+					return nil
+				}
+				for i, it := range items {
+					if int64(it.id) == *id && string(it.session) == name {
+						deleted[i] = true
+					}
+				}
+				return nil
+			})
+			return err
+		})
+		return b.batch(ctx, bt)
+	})
+	if err == nil && len(unreferenced) > 0 {
+		err = b.gcTubes(ctx, unreferenced)
+	}
+	return deleted, err
+}
+
+// gcTubes deletes the given tubes if they are still unreferenced.
+func (b *Backend) gcTubes(ctx context.Context, names []string) error {
+	return b.run(ctx, "gc tubes", func(ctx context.Context) error {
+		_, err := b.pool.Exec(ctx, b.st.get("gc_tubes"), names)
+		return err
+	})
+}
+
+// callErr keeps a caller's cancellation recognisable and wraps the rest.
+func (b *Backend) callErr(ctx context.Context, op string, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return err
+	}
+	if errors.Is(err, errClosed) {
+		return err
+	}
+	return wrap(op, err)
+}
+
+// ownerOp runs a statement that acts on a job reserved by s (release, bury, touch) after the
+// promote step, and reports ErrNotFound when it matched no row. It returns the tube column.
+func (b *Backend) ownerOp(ctx context.Context, op, stmt string, args ...any) (string, error) {
+	var tube string
+	found := false
+	err := b.run(ctx, op, func(ctx context.Context) error {
+		found = false
+		bt := &pgx.Batch{}
+		b.promote(bt)
+		bt.Queue(stmt, args...).Query(func(rows pgx.Rows) error {
+			_, err := pgx.ForEachRow(rows, []any{&tube}, func() error { found = true; return nil })
+			return err
+		})
+		return b.batch(ctx, bt)
+	})
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return "", backend.ErrNotFound
+	}
+	return tube, nil
+}
+
+// Release returns a job reserved by p.Session to ready or delayed.
+func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
+	if p.ID > math.MaxInt64 {
+		return backend.ErrNotFound
+	}
+	tube, err := b.ownerOp(ctx, "release", b.st.get("release"),
+		b.now(), string(p.Session), int64(p.ID), int64(p.Priority), p.Delay.Microseconds())
+	if err != nil {
+		return err
+	}
+	if p.Delay <= 0 {
+		b.waiters.wake(tube)
+	}
+	return nil
+}
+
+// Bury moves a job reserved by s to its tube's buried list.
+func (b *Backend) Bury(ctx context.Context, s backend.SessionID, id uint64, priority uint32) error {
+	if id > math.MaxInt64 {
+		return backend.ErrNotFound
+	}
+	_, err := b.ownerOpID(ctx, "bury", b.st.get("bury"), b.now(), string(s), int64(id), int64(priority))
+	return err
+}
+
+// Touch restarts the TTR of a job reserved by s.
+func (b *Backend) Touch(ctx context.Context, s backend.SessionID, id uint64) error {
+	if id > math.MaxInt64 {
+		return backend.ErrNotFound
+	}
+	_, err := b.ownerOpID(ctx, "touch", b.st.get("touch"), b.now(), string(s), int64(id))
+	return err
+}
+
+// ownerOpID is ownerOp for statements returning the job id.
+func (b *Backend) ownerOpID(ctx context.Context, op, stmt string, args ...any) (int64, error) {
+	var id int64
+	found := false
+	err := b.run(ctx, op, func(ctx context.Context) error {
+		found = false
+		bt := &pgx.Batch{}
+		b.promote(bt)
+		bt.Queue(stmt, args...).Query(func(rows pgx.Rows) error {
+			_, err := pgx.ForEachRow(rows, []any{&id}, func() error { found = true; return nil })
+			return err
+		})
+		return b.batch(ctx, bt)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if !found {
+		return 0, backend.ErrNotFound
+	}
+	return id, nil
+}
+
+// ReserveJob reserves job id for s unless it is reserved.
+func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64) (*backend.Job, error) {
+	if id > math.MaxInt64 {
+		return nil, backend.ErrNotFound
+	}
+	var job *backend.Job
+	err := b.run(ctx, "reserve-job", func(ctx context.Context) error {
+		job = nil
+		bt := &pgx.Batch{}
+		b.promote(bt)
+		bt.Queue(b.st.get("reserve_job"), b.now(), string(s), int64(id)).Query(func(rows pgx.Rows) error {
+			var err error
+			job, err = collectJob(rows)
+			return err
+		})
+		return b.batch(ctx, bt)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if job == nil {
+		return nil, backend.ErrNotFound
+	}
+	return job, nil
+}
+
+// Kick moves up to bound buried (else delayed) jobs of tube to ready.
+func (b *Backend) Kick(ctx context.Context, tube string, bound uint64) (uint64, error) {
+	if bound > math.MaxInt64 {
+		bound = math.MaxInt64
+	}
+	var kicked, notified int64
+	err := b.run(ctx, "kick", func(ctx context.Context) error {
+		bt := &pgx.Batch{}
+		b.promote(bt)
+		bt.Queue(b.st.get("kick"), tube, int64(bound)).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&kicked, &notified)
+		})
+		return b.batch(ctx, bt)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if kicked > 0 {
+		b.waiters.wake(tube)
+	}
+	return uint64(kicked), nil
+}
+
+// KickJob moves one buried or delayed job to ready.
+func (b *Backend) KickJob(ctx context.Context, id uint64) error {
+	if id > math.MaxInt64 {
+		return backend.ErrNotFound
+	}
+	tube, err := b.ownerOp(ctx, "kick-job", b.st.get("kick_job"), int64(id))
+	if err != nil {
+		return err
+	}
+	b.waiters.wake(tube)
+	return nil
+}
+
+// collectJob reads at most one (id, tube, priority, body) row.
+func collectJob(rows pgx.Rows) (*backend.Job, error) {
+	var job *backend.Job
+	var id, prio int64
+	var tube string
+	var body []byte
+	_, err := pgx.ForEachRow(rows, []any{&id, &tube, &prio, &body}, func() error {
+		job = &backend.Job{ID: uint64(id), Tube: tube, Priority: uint32(prio), Body: body}
+		return nil
+	})
+	return job, err
+}

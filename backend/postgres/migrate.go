@@ -1,0 +1,94 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in version order.
+func migrations() ([]migration, error) {
+	entries, err := migrationFiles.ReadDir("migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		base := strings.TrimSuffix(e.Name(), ".sql")
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("postgres: migration %q is not named NNN_name.sql", e.Name())
+		}
+		text, err := migrationFiles.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: base, sql: string(text)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// Migrate creates schema if needed and applies the migrations it lacks, recording each in
+// schema.schema_migrations. It runs in one transaction under an advisory lock keyed by the schema,
+// so that many gateways starting at once apply each migration exactly once.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	q := pgx.Identifier{schema}.Sanitize()
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('beangate.migrate.' || $1))", schema); err != nil {
+			return fmt.Errorf("postgres: migration lock: %w", err)
+		}
+		if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+q); err != nil {
+			return fmt.Errorf("postgres: create schema: %w", err)
+		}
+		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+q+`.schema_migrations (
+			version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+			return fmt.Errorf("postgres: create schema_migrations: %w", err)
+		}
+		applied := map[int]bool{}
+		rows, err := tx.Query(ctx, "SELECT version FROM "+q+".schema_migrations")
+		if err != nil {
+			return err
+		}
+		versions, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			return err
+		}
+		for _, v := range versions {
+			applied[int(v)] = true
+		}
+		for _, m := range ms {
+			if applied[m.version] {
+				continue
+			}
+			// No arguments: pgx sends it with the simple protocol, which allows many statements.
+			if _, err := tx.Exec(ctx, expand(m.sql, schema)); err != nil {
+				return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO "+q+".schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,156 @@
+// Package postgres is a Backend that keeps jobs in PostgreSQL, shared by any number of gateway
+// processes: SKIP LOCKED reserves, LISTEN/NOTIFY wake-ups, heartbeat leases for gateway processes,
+// and group commit of concurrent puts and deletes.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+var _ backend.Backend = (*Backend)(nil)
+
+// Backend is the PostgreSQL Backend. It is safe for concurrent use.
+type Backend struct {
+	pool     *pgxpool.Pool
+	ownsPool bool
+	opts     Options
+	st       statements
+	// clock runs timers; time itself comes from the database unless opts.Clock is set.
+	clock   backend.Clock
+	waiters *waiters
+	puts    *batcher[putItem, uint64]
+	deletes *batcher[deleteItem, bool]
+	leases  *leases
+
+	stop      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+}
+
+var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,40}$`)
+
+// New connects (or adopts opts.Pool), applies migrations unless opts.SkipMigrate, and starts the
+// listener and the heartbeat loop.
+func New(ctx context.Context, opts Options) (*Backend, error) {
+	opts = opts.withDefaults()
+	if !schemaName.MatchString(opts.Schema) {
+		return nil, fmt.Errorf("postgres: schema name %q: want letters, digits and _ (at most 41)", opts.Schema)
+	}
+	st, err := loadStatements(opts.Schema)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{opts: opts, st: st, clock: opts.Clock, waiters: newWaiters(), stop: make(chan struct{})}
+	if b.clock == nil {
+		b.clock = backend.SystemClock{}
+	}
+	b.pool = opts.Pool
+	if b.pool == nil {
+		cfg, err := pgxpool.ParseConfig(opts.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: DSN: %w", err)
+		}
+		if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.CommandTimeout {
+			cfg.ConnConfig.ConnectTimeout = opts.CommandTimeout
+		}
+		if b.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("postgres: connect: %w", err)
+		}
+		b.ownsPool = true
+	}
+	if !opts.SkipMigrate {
+		mctx, cancel := context.WithTimeout(ctx, 4*opts.CommandTimeout)
+		err := Migrate(mctx, b.pool, opts.Schema)
+		cancel()
+		if err != nil {
+			b.closePool()
+			return nil, err
+		}
+	}
+	b.puts = newBatcher(b.execPuts, 1000, 2, b.stop)
+	b.deletes = newBatcher(b.execDeletes, 1000, 2, b.stop)
+	b.leases = newLeases()
+	listening := make(chan struct{})
+	b.wg.Add(2)
+	go b.listen(listening)
+	go b.heartbeat()
+	select { // a listener not yet listening would miss the first wake-ups; do not wait forever
+	case <-listening:
+	case <-time.After(opts.CommandTimeout):
+		opts.Logger.Warn("postgres: listener not ready; wake-ups fall back to polling")
+	case <-ctx.Done():
+	}
+	return b, nil
+}
+
+// Close stops the listener, heartbeats and batchers and closes a pool New opened. Open sessions
+// are not ended: to other gateways this looks like a crash, and their lease runs out.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() {
+		close(b.stop)
+		b.wg.Wait()
+		b.closePool()
+	})
+	return nil
+}
+
+func (b *Backend) closePool() {
+	if b.ownsPool {
+		b.pool.Close()
+	}
+}
+
+// now is the $1 of statements that read time: the injected clock's time, or NULL for the
+// database's now().
+func (b *Backend) now() any {
+	if b.opts.Clock == nil {
+		return nil
+	}
+	return b.opts.Clock.Now()
+}
+
+// run calls f with a context bounded by CommandTimeout, retrying deadlocks, and wraps its error.
+func (b *Backend) run(ctx context.Context, op string, f func(ctx context.Context) error) error {
+	select {
+	case <-b.stop:
+		return errClosed
+	default:
+	}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
+		err = f(cctx)
+		cancel()
+		if err == nil || !retryable(err) {
+			break
+		}
+	}
+	if errors.Is(err, backend.ErrNotFound) {
+		return err
+	}
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return wrap(op, err)
+}
+
+// batch sends statements in one round trip; without BEGIN they form one implicit transaction,
+// so a promote step and the statement after it commit (or fail) together.
+func (b *Backend) batch(ctx context.Context, bt *pgx.Batch) error {
+	return b.pool.SendBatch(ctx, bt).Close()
+}
+
+// promote queues the step that applies due transitions (delayed → ready, expired reservation →
+// ready with a timeout counted) so that the statement queued after it sees them.
+func (b *Backend) promote(bt *pgx.Batch) {
+	bt.Queue(b.st.get("promote"), b.now())
+}

@@ -1,0 +1,115 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// pollInterval bounds how long a waiting reserve trusts hints alone: it tries again at least this
+// often, so a lost notification (listener reconnecting) delays it at most this much.
+const pollInterval = time.Second
+
+// wakeSlack is added to timers set from database time so that the retry does not land a hair
+// before the due moment on the database clock.
+const wakeSlack = time.Millisecond
+
+// Reserve reserves the best ready job over p.Tubes, waiting as the contract says.
+func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
+	// Registered before the first attempt, so a job made ready during it still wakes us.
+	w := b.waiters.add(p.Tubes)
+	defer b.waiters.remove(w)
+
+	timedOut := make(chan struct{})
+	var timeout backend.Timer
+	defer func() {
+		if timeout != nil {
+			timeout.Stop()
+		}
+	}()
+	for {
+		job, err := b.tryReserve(ctx, p)
+		if err != nil || job != nil {
+			return job, err
+		}
+		info, err := b.reserveWait(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if info.ownDeadline != nil && !info.now.Before(info.ownDeadline.Add(-backend.DeadlineSoonMargin)) {
+			return nil, backend.ErrDeadlineSoon
+		}
+		if p.Timeout == 0 {
+			return nil, backend.ErrTimedOut
+		}
+		select {
+		case <-timedOut:
+			return nil, backend.ErrTimedOut
+		default:
+		}
+		if p.Timeout > 0 && timeout == nil {
+			timeout = b.clock.AfterFunc(p.Timeout, func() { close(timedOut) })
+		}
+		if err := b.wait(ctx, w, info, timedOut); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// wait blocks until a hint, the next due moment, the poll interval, the timeout or ctx.
+func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <-chan struct{}) error {
+	next := info.nextDue
+	if info.ownDeadline != nil {
+		soon := info.ownDeadline.Add(-backend.DeadlineSoonMargin)
+		if next == nil || soon.Before(*next) {
+			next = &soon
+		}
+	}
+	if next != nil {
+		d := next.Sub(info.now)
+		if b.opts.Clock == nil {
+			d += wakeSlack
+		}
+		t := b.clock.AfterFunc(d, w.signal)
+		defer t.Stop()
+	}
+	poll := time.NewTimer(pollInterval)
+	defer poll.Stop()
+	select {
+	case <-w.ch:
+	case <-timedOut: // the loop's next attempt sees it and answers TIMED_OUT
+	case <-poll.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
+	var job *backend.Job
+	err := b.run(ctx, "reserve", func(ctx context.Context) error {
+		rows, err := b.pool.Query(ctx, b.st.get("reserve"), b.now(), p.Tubes, string(p.Session))
+		if err != nil {
+			return err
+		}
+		job, err = collectJob(rows)
+		return err
+	})
+	return job, err
+}
+
+type waitInfo struct {
+	now         time.Time
+	ownDeadline *time.Time
+	nextDue     *time.Time
+}
+
+func (b *Backend) reserveWait(ctx context.Context, p backend.ReserveParams) (waitInfo, error) {
+	var info waitInfo
+	err := b.run(ctx, "reserve", func(ctx context.Context) error {
+		return b.pool.QueryRow(ctx, b.st.get("reserve_wait"), b.now(), p.Tubes, string(p.Session)).
+			Scan(&info.now, &info.ownDeadline, &info.nextDue)
+	})
+	return info, err
+}

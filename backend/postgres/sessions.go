@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/jackc/pgx/v5"
+)
+
+// BeginSession registers s (using and watching default) and starts heartbeats for its process.
+func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
+	process := s.Process()
+	first := b.leases.add(process)
+	return b.run(ctx, "begin session", func(ctx context.Context) error {
+		bt := &pgx.Batch{}
+		if first {
+			// The lease must exist before the session, or another gateway could see a session
+			// without a live process.
+			bt.Queue(b.st.get("renew_leases"), []string{process}, b.opts.LeaseTTL.Microseconds())
+		}
+		bt.Queue(b.st.get("begin_session"), string(s), process)
+		return b.batch(ctx, bt)
+	})
+}
+
+// EndSession returns s's reserved jobs to ready and drops its tube references.
+func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
+	return b.endSessions(ctx, []string{string(s)})
+}
+
+func (b *Backend) endSessions(ctx context.Context, sessions []string) error {
+	var tubes []string
+	err := b.run(ctx, "end session", func(ctx context.Context) error {
+		bt := &pgx.Batch{}
+		b.promote(bt)
+		bt.Queue(b.st.get("end_sessions"), sessions).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&tubes)
+		})
+		bt.Queue(b.st.get("gc_tubes"), nil)
+		return b.batch(ctx, bt)
+	})
+	for _, t := range tubes {
+		b.waiters.wake(t)
+	}
+	return err
+}
+
+// UseTube makes tube s's used tube.
+func (b *Backend) UseTube(ctx context.Context, s backend.SessionID, tube string) error {
+	return b.tubeRef(ctx, "use", "use_tube", s, tube)
+}
+
+// WatchTube adds tube to s's watch list.
+func (b *Backend) WatchTube(ctx context.Context, s backend.SessionID, tube string) error {
+	return b.tubeRef(ctx, "watch", "watch_tube", s, tube)
+}
+
+// IgnoreTube removes tube from s's watch list.
+func (b *Backend) IgnoreTube(ctx context.Context, s backend.SessionID, tube string) error {
+	return b.tubeRef(ctx, "ignore", "ignore_tube", s, tube)
+}
+
+// tubeRef runs a statement that moves one of a session's tube references, then collects tubes
+// left unreferenced, in one transaction.
+func (b *Backend) tubeRef(ctx context.Context, op, stmt string, s backend.SessionID, tube string) error {
+	return b.run(ctx, op, func(ctx context.Context) error {
+		bt := &pgx.Batch{}
+		bt.Queue(b.st.get(stmt), string(s), tube)
+		bt.Queue(b.st.get("gc_tubes"), nil)
+		return b.batch(ctx, bt)
+	})
+}

@@ -1,0 +1,64 @@
+package postgres
+
+import (
+	"embed"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+//go:embed sql/*.sql
+var sqlFiles embed.FS
+
+// statements holds the embedded statements of sql/*.sql, keyed by file name without ".sql", with
+// the schema and the notification channel filled in.
+type statements map[string]string
+
+// loadStatements reads every statement and fills in {{schema}} (the quoted schema name),
+// {{channel}} (the NOTIFY channel as a string literal: identifiers cannot be query parameters) and
+// {{now}} (the injected time in $1, or the database's own clock when $1 is NULL).
+func loadStatements(schema string) (statements, error) {
+	entries, err := sqlFiles.ReadDir("sql")
+	if err != nil {
+		return nil, err
+	}
+	st := statements{}
+	for _, e := range entries {
+		text, err := sqlFiles.ReadFile("sql/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		st[strings.TrimSuffix(e.Name(), ".sql")] = expand(string(text), schema)
+	}
+	return st, nil
+}
+
+// get returns a statement by name; a missing one is a programming error.
+func (st statements) get(name string) string {
+	s, ok := st[name]
+	if !ok {
+		panic(fmt.Sprintf("postgres: no statement sql/%s.sql", name))
+	}
+	return s
+}
+
+// expand fills in the template names shared by statements and migrations.
+func expand(text, schema string) string {
+	r := strings.NewReplacer(
+		"{{schema}}", pgx.Identifier{schema}.Sanitize(),
+		"{{channel}}", "'"+strings.ReplaceAll(channelName(schema), "'", "''")+"'",
+		"{{now}}", "coalesce($1::timestamptz, now())",
+	)
+	return r.Replace(text)
+}
+
+// channelName is the LISTEN/NOTIFY channel on which statements announce tubes that got ready
+// jobs. Channels are database-wide, so the schema is part of the name.
+func channelName(schema string) string {
+	name := "beangate_ready_" + schema
+	if len(name) > 63 { // NAMEDATALEN-1: longer identifiers are truncated by the server
+		name = name[:63]
+	}
+	return name
+}

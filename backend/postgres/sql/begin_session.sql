@@ -1,0 +1,17 @@
+-- begin_session: registers session $1 of gateway process $2, using and watching default.
+-- Session bookkeeping is not worth a WAL flush: after a crash every session is gone anyway.
+WITH created AS (
+    INSERT INTO {{schema}}.sessions (id, process, used_tube) VALUES ($1::text, $2::text, 'default')
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+), watched AS (
+    INSERT INTO {{schema}}.session_watches (session_id, tube)
+    SELECT id, 'default' FROM created
+    ON CONFLICT DO NOTHING
+)
+INSERT INTO {{schema}}.tubes AS t (name, using_count, watching_count)
+SELECT 'default', count(*), count(*) FROM created
+WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
+ON CONFLICT (name) DO UPDATE
+SET using_count = t.using_count + excluded.using_count,
+    watching_count = t.watching_count + excluded.watching_count

@@ -1,0 +1,24 @@
+-- delete: deletes a batch of jobs, each on behalf of its session (group commit). A job may be
+-- deleted when it is not reserved, or reserved by that session. Per-tube job counts and cmd-delete
+-- move once per tube.
+-- $1 now (NULL: database clock), $2 ids, $3 sessions.
+-- Returns (id, session) per deleted job, then (NULL, tube) per tube left without references,
+-- which the caller garbage-collects.
+WITH input AS (
+    SELECT * FROM unnest($2::bigint[], $3::text[]) AS i(id, session)
+), deleted AS (
+    DELETE FROM {{schema}}.jobs j USING input i
+    WHERE j.id = i.id AND (j.state <> 3 OR j.reserved_by = i.session OR j.due_at <= {{now}})
+    RETURNING j.id, j.tube, i.session
+), per_tube AS (
+    SELECT tube, count(*) AS n FROM deleted GROUP BY tube
+), counted AS (
+    UPDATE {{schema}}.tubes t
+    SET jobs_count = t.jobs_count - p.n, cmd_delete = t.cmd_delete + p.n
+    FROM per_tube p
+    WHERE t.name = p.tube
+    RETURNING t.name, t.jobs_count = 0 AND t.using_count = 0 AND t.watching_count = 0 AS unreferenced
+)
+SELECT id, session FROM deleted
+UNION ALL
+SELECT NULL, name FROM counted WHERE unreferenced AND name <> 'default'

@@ -1,0 +1,28 @@
+-- put: inserts a batch of jobs (group commit: the puts of many sessions arriving together share
+-- one statement and one WAL flush). Tube rows are created if needed and locked in name order, so
+-- concurrent batches cannot deadlock on them. Tubes receiving ready jobs are announced.
+-- $1 now (NULL: database clock), $2 tubes, $3 priorities, $4 delays (µs), $5 TTRs (µs), $6 bodies.
+-- Returns (ord, id): the 1-based position in the input and the job's id.
+WITH input AS (
+    SELECT * FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bytea[])
+        WITH ORDINALITY AS i(tube, priority, delay_us, ttr_us, body, ord)
+), numbered AS (
+    SELECT i.*, nextval('{{schema}}.job_ids') AS id FROM input i ORDER BY ord
+), tubes AS (
+    INSERT INTO {{schema}}.tubes AS t (name, jobs_count, total_jobs)
+    SELECT tube, count(*), count(*) FROM input GROUP BY tube ORDER BY tube
+    ON CONFLICT (name) DO UPDATE
+    SET jobs_count = t.jobs_count + excluded.jobs_count, total_jobs = t.total_jobs + excluded.total_jobs
+), inserted AS (
+    INSERT INTO {{schema}}.jobs (id, tube, state, priority, delay_us, ttr_us, created_at, due_at, body)
+    SELECT id, tube, CASE WHEN delay_us > 0 THEN 2 ELSE 1 END, priority, delay_us, ttr_us, {{now}},
+           CASE WHEN delay_us > 0 THEN {{now}} + delay_us * interval '1 microsecond' END, body
+    FROM numbered
+), counted AS (
+    UPDATE {{schema}}.counters SET total_jobs = total_jobs + (SELECT count(*) FROM input) WHERE id = 1
+), notified AS (
+    SELECT pg_notify({{channel}}, tube) FROM (SELECT DISTINCT tube FROM input WHERE delay_us = 0) r
+)
+SELECT ord, id FROM numbered
+WHERE (SELECT count(*) FROM notified) >= 0
+ORDER BY ord

@@ -1,0 +1,15 @@
+-- release: returns job $3, reserved by session $2 and not yet past its TTR, to ready (delay $5
+-- = 0) or delayed, with priority $4. Announces the tube when the job is ready.
+-- $1 now (NULL: database clock), $2 session, $3 id, $4 priority, $5 delay (µs).
+-- Returns the job's tube, or no row.
+WITH released AS (
+    UPDATE {{schema}}.jobs
+    SET priority = $4::bigint, delay_us = $5::bigint, releases = releases + 1, reserved_by = NULL,
+        state = CASE WHEN $5::bigint > 0 THEN 2 ELSE 1 END,
+        due_at = CASE WHEN $5::bigint > 0 THEN {{now}} + $5::bigint * interval '1 microsecond' END
+    WHERE id = $3::bigint AND state = 3 AND reserved_by = $2::text AND due_at > {{now}}
+    RETURNING tube, state
+), notified AS (
+    SELECT pg_notify({{channel}}, tube) FROM released WHERE state = 1
+)
+SELECT tube FROM released WHERE (SELECT count(*) FROM notified) >= 0

@@ -1,0 +1,47 @@
+-- reserve: reserves for session $3 the eligible job with the lowest (priority, id) over the watched
+-- tubes $2 that are not paused. Eligible: ready, delayed whose time has come, or reserved whose
+-- TTR has passed (that one counts a timeout). Per tube each kind is found through its own index
+-- with LIMIT 1 and SKIP LOCKED, so concurrent reserves take different jobs without waiting.
+-- A reservation is not worth a WAL flush (beanstalkd does not log it either; after a crash the
+-- job is simply ready again), hence synchronous_commit off for this transaction.
+-- $1 now (NULL: database clock), $2 tubes, $3 session.
+-- Returns the reserved job, or no row.
+WITH active AS (
+    SELECT w.name
+    FROM unnest($2::text[]) AS w(name)
+    WHERE NOT EXISTS (
+        SELECT 1 FROM {{schema}}.tubes t WHERE t.name = w.name AND t.pause_until > {{now}})
+), candidates AS (
+    SELECT c.id, c.priority, c.expired
+    FROM active a
+    CROSS JOIN LATERAL (
+        SELECT * FROM (
+            SELECT j.id, j.priority, false AS expired FROM {{schema}}.jobs j
+            WHERE j.tube = a.name AND j.state = 1
+            ORDER BY j.priority, j.id LIMIT 1 FOR UPDATE SKIP LOCKED) ready
+        UNION ALL
+        SELECT * FROM (
+            SELECT j.id, j.priority, false FROM {{schema}}.jobs j
+            WHERE j.tube = a.name AND j.state = 2 AND j.due_at <= {{now}}
+            ORDER BY j.priority, j.id LIMIT 1 FOR UPDATE SKIP LOCKED) due
+        UNION ALL
+        SELECT * FROM (
+            SELECT j.id, j.priority, true FROM {{schema}}.jobs j
+            WHERE j.tube = a.name AND j.state = 3 AND j.due_at <= {{now}}
+            ORDER BY j.priority, j.id LIMIT 1 FOR UPDATE SKIP LOCKED) expired
+    ) c
+), best AS (
+    SELECT id, expired FROM candidates ORDER BY priority, id LIMIT 1
+), reserved AS (
+    UPDATE {{schema}}.jobs j
+    SET state = 3, reserved_by = $3::text, due_at = {{now}} + j.ttr_us * interval '1 microsecond',
+        buried_seq = NULL, reserves = j.reserves + 1, timeouts = j.timeouts + best.expired::int
+    FROM best
+    WHERE j.id = best.id
+    RETURNING j.id, j.tube, j.priority, j.body, best.expired
+), counted AS (
+    UPDATE {{schema}}.counters SET job_timeouts = job_timeouts + 1
+    WHERE id = 1 AND EXISTS (SELECT 1 FROM reserved WHERE expired)
+)
+SELECT id, tube, priority, body FROM reserved
+WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
