@@ -8,7 +8,9 @@ import (
 	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
-func newMemory(t *testing.T) backend.Backend {
+func newMemory(t *testing.T) backend.Backend { return newMemoryTB(t) }
+
+func newMemoryTB(t testing.TB) backend.Backend {
 	b := memory.New(memory.Options{})
 	t.Cleanup(func() { _ = b.Close() })
 	return b
