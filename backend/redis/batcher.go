@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -22,8 +23,17 @@ type batcher struct {
 	wg      sync.WaitGroup
 }
 
+// Call states: a queued call is either sent (then its caller waits for the result, so that a
+// state change that happened is never lost) or abandoned by its caller before being sent.
+const (
+	callQueued int32 = iota
+	callSent
+	callAbandoned
+)
+
 // scriptCall is one queued EVALSHA; done is closed once res/err are set.
 type scriptCall struct {
+	state  atomic.Int32
 	ctx    context.Context
 	script *goredis.Script
 	keys   []string
@@ -55,10 +65,13 @@ func (b *batcher) run(ctx context.Context, s *goredis.Script, keys []string, arg
 	}
 	select {
 	case <-c.done:
-		return c.res, c.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		if c.state.CompareAndSwap(callQueued, callAbandoned) {
+			return nil, ctx.Err()
+		}
+		<-c.done // already sent: bounded by the pipeline's own timeout
 	}
+	return c.res, c.err
 }
 
 func (b *batcher) stop() {
@@ -105,8 +118,9 @@ func (b *batcher) loop() {
 func (b *batcher) exec(batch []*scriptCall) {
 	live := batch[:0]
 	for _, c := range batch {
-		if err := c.ctx.Err(); err != nil {
-			c.err = err // the caller gave up: do not run a state change nobody will hear of
+		if c.ctx.Err() != nil || !c.state.CompareAndSwap(callQueued, callSent) {
+			// The caller gave up: do not run a state change nobody will hear of.
+			c.err = context.Canceled
 			close(c.done)
 			continue
 		}

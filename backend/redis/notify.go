@@ -2,28 +2,37 @@ package redis
 
 import (
 	"sync"
+	"sync/atomic"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/beangate/beangate/backend"
 )
 
 // waiters are this process's blocked reserves, by watched tube. A publish of a tube name wakes
 // the waiters of that tube, which then re-run the reserve script; a wake-up is only a hint.
 type waiters struct {
-	mu     sync.Mutex
-	byTube map[string]map[*waiter]struct{}
+	mu        sync.Mutex
+	byTube    map[string]map[*waiter]struct{}
+	bySession map[backend.SessionID]*waiter
 }
 
 type waiter struct {
-	tubes []string
-	ch    chan struct{} // capacity 1: wake-ups coalesce while the waiter is busy
+	session backend.SessionID
+	tubes   []string
+	ch      chan struct{} // capacity 1: wake-ups coalesce while the waiter is busy
+	ended   atomic.Bool   // its session was ended here: the reserve must give up
 }
 
-func newWaiters() *waiters { return &waiters{byTube: map[string]map[*waiter]struct{}{}} }
+func newWaiters() *waiters {
+	return &waiters{byTube: map[string]map[*waiter]struct{}{}, bySession: map[backend.SessionID]*waiter{}}
+}
 
-func (ws *waiters) add(tubes []string) *waiter {
-	w := &waiter{tubes: tubes, ch: make(chan struct{}, 1)}
+func (ws *waiters) add(s backend.SessionID, tubes []string) *waiter {
+	w := &waiter{session: s, tubes: tubes, ch: make(chan struct{}, 1)}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	ws.bySession[s] = w
 	for _, t := range tubes {
 		set := ws.byTube[t]
 		if set == nil {
@@ -38,6 +47,9 @@ func (ws *waiters) add(tubes []string) *waiter {
 func (ws *waiters) remove(w *waiter) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	if ws.bySession[w.session] == w {
+		delete(ws.bySession, w.session)
+	}
 	for _, t := range w.tubes {
 		delete(ws.byTube[t], w)
 		if len(ws.byTube[t]) == 0 {
@@ -50,6 +62,16 @@ func (ws *waiters) wake(tube string) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for w := range ws.byTube[tube] {
+		w.signal()
+	}
+}
+
+// endSession stops the waiting reserve of session s, if it waits here.
+func (ws *waiters) endSession(s backend.SessionID) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if w := ws.bySession[s]; w != nil {
+		w.ended.Store(true)
 		w.signal()
 	}
 }

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -10,6 +11,9 @@ import (
 // safetyPoll bounds how long a waiting reserve trusts that it would have been told of a new
 // job: a publish can be lost (pub/sub reconnecting), so a waiter re-checks at least this often.
 const safetyPoll = time.Second
+
+// errSessionEnded answers a reserve whose session was ended while it waited.
+var errSessionEnded = errors.New("backend/redis: session ended")
 
 // reserveOutcome is the decoded reply of reserve.lua.
 type reserveOutcome struct {
@@ -24,7 +28,7 @@ type reserveOutcome struct {
 // script reported arrives, or the safety poll ticks.
 func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
 	b.noteProcess(p.Session.Process())
-	w := b.waiters.add(p.Tubes) // before the first try, so no publish after it is missed
+	w := b.waiters.add(p.Session, p.Tubes) // before the first try, so no publish after it is missed
 	defer b.waiters.remove(w)
 
 	start := b.localNow()
@@ -41,14 +45,21 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		}
 	}()
 	for {
+		if w.ended.Load() {
+			return nil, errSessionEnded
+		}
 		out, err := b.tryReserve(ctx, p)
+		if err == nil && out.job != nil && w.ended.Load() {
+			// EndSession ran while this try was in flight: return the job it would strand.
+			return nil, errors.Join(errSessionEnded, b.EndSession(context.WithoutCancel(ctx), p.Session))
+		}
 		switch {
+		case err == nil && out.job != nil:
+			return out.job, nil // even if ctx just ended: the job is reserved, do not lose it
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case err != nil:
 			return nil, err
-		case out.job != nil:
-			return out.job, nil
 		case out.soon:
 			return nil, backend.ErrDeadlineSoon
 		case p.Timeout == 0 || final:

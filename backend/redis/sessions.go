@@ -15,7 +15,9 @@ func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
 }
 
 // EndSession returns s's reservations to ready and drops its tube references.
+// A reserve of s waiting in this process gives up with errSessionEnded.
 func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
+	b.waiters.endSession(s)
 	_, err := b.call(ctx, b.sc.sessionEnd, string(s), s.Process())
 	return err
 }
