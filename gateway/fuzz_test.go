@@ -20,9 +20,9 @@ import (
 type errorCounter struct{ n atomic.Int64 }
 
 func (h *errorCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelError }
-func (h *errorCounter) Handle(context.Context, slog.Record) error  { h.n.Add(1); return nil }
-func (h *errorCounter) WithAttrs([]slog.Attr) slog.Handler         { return h }
-func (h *errorCounter) WithGroup(string) slog.Handler              { return h }
+func (h *errorCounter) Handle(context.Context, slog.Record) error    { h.n.Add(1); return nil }
+func (h *errorCounter) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h *errorCounter) WithGroup(string) slog.Handler                { return h }
 
 // FuzzReader sends arbitrary bytes as one client's whole input, then half-closes. Whatever the
 // input, the server must neither panic nor hang: every command gets its reply or wait, the
