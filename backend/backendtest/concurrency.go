@@ -135,35 +135,44 @@ var concurrencyCases = []testCase{
 		require.Equal(h, uint64(n), h.stats().ReservedJobs)
 	}},
 	{"CancelledWaitersNeverSwallowJobs", func(h *harness) {
-		const n = 30
+		// Waiters give up while jobs arrive: each job is either handed to a waiter whose
+		// Reserve then returns it, or stays ready; none is left with a waiter that gave up.
+		const n = 100
 		var wg sync.WaitGroup
 		var handed atomic.Int64
-		for range n {
+		cancels := make([]context.CancelFunc, n)
+		for i := range n {
 			c := h.session()
 			ctx, cancel := context.WithCancel(h.ctx())
+			cancels[i] = cancel
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				j, err := h.b.Reserve(ctx, c.reserveParams(forever))
 				if err == nil {
 					handed.Add(1)
-					_ = h.b.EndSession(h.ctx(), c.id) // give it back, as a closing gateway would
+					if err := h.b.Release(h.ctx(), backend.ReleaseParams{Session: c.id, ID: j.ID}); err != nil {
+						h.Errorf("release of a job reserve returned: %v", err)
+					}
 					return
 				}
 				if !errors.Is(err, context.Canceled) {
 					h.Errorf("reserve: job %v, err %v", j, err)
 				}
 			}()
-			go func() { time.Sleep(time.Millisecond); cancel() }()
 		}
+		time.Sleep(settle)
 		producer := h.session()
+		for _, cancel := range cancels {
+			cancel() // the waiters wake, but some are handed a job before they get to give up
+		}
 		for range n {
 			producer.put(job{})
 		}
 		wg.Wait()
 		st := h.stats()
 		require.Zero(h, st.ReservedJobs, "a job is stuck with a waiter that gave up")
-		require.Equal(h, uint64(n), st.ReadyJobs, "%d were handed out and returned", handed.Load())
+		require.Equal(h, uint64(n), st.ReadyJobs, "%d were handed out and released", handed.Load())
 	}},
 	{"ConcurrentSessionsLeaveNoTubeBehind", func(h *harness) {
 		const n = 40
