@@ -1,0 +1,15 @@
+package redis_test
+
+import (
+	"testing"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/gateway/gatewaytest"
+)
+
+func TestTranscripts(t *testing.T) {
+	requireRedis(t)
+	gatewaytest.RunTranscripts(t, func(t *testing.T) backend.Backend {
+		return newBackend(t, newPrefix(t), nil, 0)
+	})
+}
