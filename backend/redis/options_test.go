@@ -1,0 +1,40 @@
+package redis
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseURL(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    Options
+		wantErr bool
+	}{
+		{in: "redis://127.0.0.1:6379/0", want: Options{URL: "redis://127.0.0.1:6379/0"}},
+		{
+			in:   "redis://h:1/2?prefix=q1&timeout=2s&lease=3s",
+			want: Options{URL: "redis://h:1/2", Prefix: "q1", CommandTimeout: 2 * time.Second, LeaseTTL: 3 * time.Second},
+		},
+		{in: "redis://h:1/0?prefix=a&dial_timeout=1s", want: Options{URL: "redis://h:1/0?dial_timeout=1s", Prefix: "a"}},
+		{in: "postgres://h/db", wantErr: true},
+		{in: "redis://h:1/0?timeout=soon", wantErr: true},
+		{in: "redis://h:1/0?timeout=-1s", wantErr: true},
+		{in: "redis://h:1/0?prefix=a{b}", wantErr: true},
+		{in: "redis://h:1/0?bogus=1", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseURL(tt.in)
+			if tt.wantErr {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}

@@ -1,0 +1,134 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/backend"
+	beanredis "github.com/beangate/beangate/backend/redis"
+)
+
+// privateRedis is a redis-server of the test's own (AOF, fsync always) on a free port, so that
+// killing it disturbs nobody else.
+type privateRedis struct {
+	t    *testing.T
+	port int
+	dir  string
+	cmd  *exec.Cmd
+}
+
+func startPrivateRedis(t *testing.T) *privateRedis {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	r := &privateRedis{t: t, port: port, dir: t.TempDir()}
+	r.start()
+	t.Cleanup(r.kill)
+	return r
+}
+
+func (r *privateRedis) url() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
+
+func (r *privateRedis) start() {
+	r.t.Helper()
+	r.cmd = exec.Command("redis-server", "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--dir", r.dir, "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+		"--maxmemory-policy", "noeviction")
+	require.NoError(r.t, r.cmd.Start())
+	c := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
+	defer c.Close()
+	require.Eventually(r.t, func() bool {
+		return c.Ping(context.Background()).Err() == nil
+	}, 10*time.Second, 20*time.Millisecond, "private redis-server did not start")
+}
+
+// kill is a crash: SIGKILL, no shutdown save; only the AOF survives.
+func (r *privateRedis) kill() {
+	if r.cmd != nil && r.cmd.Process != nil {
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+		r.cmd = nil
+	}
+}
+
+func TestRedisRestartLosesNoAcknowledgedJob(t *testing.T) {
+	t.Parallel()
+	srv := startPrivateRedis(t)
+	const timeout = 500 * time.Millisecond
+	b, err := beanredis.New(context.Background(), beanredis.Options{URL: srv.url(), Prefix: "restart", CommandTimeout: timeout})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := context.Background()
+	put := func() (uint64, error) {
+		return b.Put(ctx, backend.PutParams{Tube: "default", Priority: 1, TTR: time.Minute, Body: []byte("keep me")})
+	}
+
+	var acked []uint64
+	for range 20 {
+		id, err := put()
+		require.NoError(t, err)
+		acked = append(acked, id)
+	}
+
+	srv.kill()
+	began := time.Now()
+	_, err = put()
+	require.Error(t, err, "a put with Redis down must fail")
+	require.Less(t, time.Since(began), 3*timeout, "a failing call must not hang")
+	_, err = b.Stats(ctx)
+	require.Error(t, err)
+
+	srv.start()
+	require.Eventually(t, func() bool {
+		id, err := put()
+		if err == nil {
+			acked = append(acked, id)
+		}
+		return err == nil
+	}, 10*time.Second, 50*time.Millisecond, "the backend did not reconnect")
+
+	for _, id := range acked {
+		j, err := b.Peek(ctx, id)
+		require.NoError(t, err, "acknowledged job %d lost", id)
+		require.Equal(t, "keep me", string(j.Body))
+	}
+	st, err := b.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(len(acked)), st.ReadyJobs)
+	s := backend.SessionID("restart.1")
+	require.NoError(t, b.BeginSession(ctx, s))
+	j, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})
+	require.NoError(t, err)
+	require.Equal(t, acked[0], j.ID)
+}
+
+func TestSlowRedisFailsWithinCommandTimeout(t *testing.T) {
+	t.Parallel()
+	srv := startPrivateRedis(t)
+	const timeout = 300 * time.Millisecond
+	b, err := beanredis.New(context.Background(), beanredis.Options{URL: srv.url(), Prefix: "slow", CommandTimeout: timeout})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+
+	admin := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.port)})
+	defer admin.Close()
+	require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", 2000, "ALL").Err())
+
+	began := time.Now()
+	_, err = b.Put(context.Background(), backend.PutParams{Tube: "default", TTR: time.Second, Body: []byte("x")})
+	require.Error(t, err)
+	require.Less(t, time.Since(began), 4*timeout, "the call must give up at about CommandTimeout")
+}
