@@ -10,6 +10,7 @@ import (
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory"
+	beanredis "github.com/beangate/beangate/backend/redis"
 	"github.com/beangate/beangate/configs"
 )
 
@@ -23,6 +24,13 @@ func openBackend(ctx context.Context, cfg configs.Config, log *slog.Logger) (bac
 	switch strings.ToLower(u.Scheme) {
 	case "memory":
 		return memory.New(memory.Options{}), nil
+	case "redis", "rediss":
+		opts, err := beanredis.ParseURL(cfg.Backend)
+		if err != nil {
+			return nil, err
+		}
+		opts.Logger = log
+		return beanredis.New(ctx, opts)
 	default:
 		return nil, fmt.Errorf("backend: scheme %q is not supported by this build", u.Scheme)
 	}
