@@ -35,7 +35,7 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 		return 0, b.callErr(ctx, "put", err)
 	}
 	if p.Delay <= 0 {
-		b.waiters.wake(p.Tube)
+		b.waiters.wake(p.Tube, 1)
 	}
 	return id, nil
 }
@@ -169,7 +169,7 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 		return err
 	}
 	if p.Delay <= 0 {
-		b.waiters.wake(tube)
+		b.waiters.wake(tube, 1)
 	}
 	return nil
 }
@@ -259,7 +259,7 @@ func (b *Backend) Kick(ctx context.Context, tube string, bound uint64) (uint64, 
 		return 0, err
 	}
 	if kicked > 0 {
-		b.waiters.wake(tube)
+		b.waiters.wake(tube, int(kicked))
 	}
 	return uint64(kicked), nil
 }
@@ -273,7 +273,7 @@ func (b *Backend) KickJob(ctx context.Context, id uint64) error {
 	if err != nil {
 		return err
 	}
-	b.waiters.wake(tube)
+	b.waiters.wake(tube, 1)
 	return nil
 }
 

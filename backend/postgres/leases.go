@@ -99,7 +99,7 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 		})
 	})
 	for _, t := range tubes {
-		b.waiters.wake(t)
+		b.waiters.wake(t, 1) // one entry per returned job
 	}
 	return err
 }

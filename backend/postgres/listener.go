@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -65,6 +67,21 @@ func (b *Backend) listenOnce(ctx context.Context, listening func()) error {
 		if err != nil {
 			return err
 		}
-		b.waiters.wake(n.Payload)
+		b.onNotification(n.Payload)
 	}
+}
+
+// onNotification wakes local waiters for a payload "<origin> <n> <tube>" from another Backend.
+func (b *Backend) onNotification(payload string) {
+	origin, rest, _ := strings.Cut(payload, " ")
+	count, tube, ok := strings.Cut(rest, " ")
+	if origin == b.origin {
+		return // woken directly after our own commit
+	}
+	n, err := strconv.Atoi(count)
+	if !ok || err != nil {
+		b.waiters.wakeAll()
+		return
+	}
+	b.waiters.wake(tube, n)
 }

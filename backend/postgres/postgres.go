@@ -5,6 +5,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -24,6 +26,7 @@ type Backend struct {
 	ownsPool bool
 	opts     Options
 	st       statements
+	origin   string // tells this Backend's notifications from other gateways'
 	// clock runs timers; time itself comes from the database unless opts.Clock is set.
 	clock   backend.Clock
 	waiters *waiters
@@ -36,6 +39,13 @@ type Backend struct {
 	wg        sync.WaitGroup
 }
 
+// randomID names a Backend instance in notification payloads.
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,40}$`)
 
 // New connects (or adopts opts.Pool), applies migrations unless opts.SkipMigrate, and starts the
@@ -45,11 +55,12 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if !schemaName.MatchString(opts.Schema) {
 		return nil, fmt.Errorf("postgres: schema name %q: want letters, digits and _ (at most 41)", opts.Schema)
 	}
-	st, err := loadStatements(opts.Schema)
+	origin := randomID()
+	st, err := loadStatements(opts.Schema, origin)
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{opts: opts, st: st, clock: opts.Clock, waiters: newWaiters(), stop: make(chan struct{})}
+	b := &Backend{opts: opts, st: st, origin: origin, clock: opts.Clock, waiters: newWaiters(), stop: make(chan struct{})}
 	if b.clock == nil {
 		b.clock = backend.SystemClock{}
 	}

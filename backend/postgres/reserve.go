@@ -19,21 +19,29 @@ const wakeSlack = time.Millisecond
 func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
 	// Registered before the first attempt, so a job made ready during it still wakes us.
 	w := b.waiters.add(p.Tubes)
-	defer b.waiters.remove(w)
+	gotJob := false
+	defer func() { b.waiters.remove(w, gotJob) }()
 
+	// The timeout runs from the call, not from the first database answer, so that a clock
+	// advanced while the first attempt is in flight is not missed.
 	timedOut := make(chan struct{})
-	var timeout backend.Timer
-	defer func() {
-		if timeout != nil {
-			timeout.Stop()
-		}
-	}()
+	if p.Timeout > 0 {
+		timeout := b.clock.AfterFunc(p.Timeout, func() { close(timedOut) })
+		defer timeout.Stop()
+	}
 	for {
-		job, err := b.tryReserve(ctx, p)
+		// Read before the attempt: a timeout that fired earlier is answered only after an
+		// attempt made at (fake) time past it found nothing, so that a job maturing before the
+		// timeout, or a DEADLINE_SOON, still wins when the clock jumps past both.
+		expired := isClosed(timedOut)
+		// One "now" per attempt: what the wait learns is consistent with what the attempt saw.
+		now := b.now()
+		job, err := b.tryReserve(ctx, p, now)
 		if err != nil || job != nil {
+			gotJob = job != nil
 			return job, err
 		}
-		info, err := b.reserveWait(ctx, p)
+		info, err := b.reserveWait(ctx, p, now)
 		if err != nil {
 			return nil, err
 		}
@@ -43,13 +51,8 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		if p.Timeout == 0 {
 			return nil, backend.ErrTimedOut
 		}
-		select {
-		case <-timedOut:
+		if expired {
 			return nil, backend.ErrTimedOut
-		default:
-		}
-		if p.Timeout > 0 && timeout == nil {
-			timeout = b.clock.AfterFunc(p.Timeout, func() { close(timedOut) })
 		}
 		if err := b.wait(ctx, w, info, timedOut); err != nil {
 			return nil, err
@@ -67,11 +70,13 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 		}
 	}
 	if next != nil {
-		d := next.Sub(info.now)
-		if b.opts.Clock == nil {
-			d += wakeSlack
+		var d time.Duration
+		if b.opts.Clock != nil {
+			d = next.Sub(b.opts.Clock.Now()) // the clock may have moved since the attempt
+		} else {
+			d = next.Sub(info.now) + wakeSlack
 		}
-		t := b.clock.AfterFunc(d, w.signal)
+		t := b.clock.AfterFunc(d, func() { w.signal() })
 		defer t.Stop()
 	}
 	poll := time.NewTimer(pollInterval)
@@ -86,10 +91,10 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 	return nil
 }
 
-func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
+func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any) (*backend.Job, error) {
 	var job *backend.Job
 	err := b.run(ctx, "reserve", func(ctx context.Context) error {
-		rows, err := b.pool.Query(ctx, b.st.get("reserve"), b.now(), p.Tubes, string(p.Session))
+		rows, err := b.pool.Query(ctx, b.st.get("reserve"), now, p.Tubes, string(p.Session))
 		if err != nil {
 			return err
 		}
@@ -105,11 +110,20 @@ type waitInfo struct {
 	nextDue     *time.Time
 }
 
-func (b *Backend) reserveWait(ctx context.Context, p backend.ReserveParams) (waitInfo, error) {
+func (b *Backend) reserveWait(ctx context.Context, p backend.ReserveParams, now any) (waitInfo, error) {
 	var info waitInfo
 	err := b.run(ctx, "reserve", func(ctx context.Context) error {
-		return b.pool.QueryRow(ctx, b.st.get("reserve_wait"), b.now(), p.Tubes, string(p.Session)).
+		return b.pool.QueryRow(ctx, b.st.get("reserve_wait"), now, p.Tubes, string(p.Session)).
 			Scan(&info.now, &info.ownDeadline, &info.nextDue)
 	})
 	return info, err
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

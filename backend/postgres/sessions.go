@@ -40,7 +40,7 @@ func (b *Backend) endSessions(ctx context.Context, sessions []string) error {
 		return b.batch(ctx, bt)
 	})
 	for _, t := range tubes {
-		b.waiters.wake(t)
+		b.waiters.wake(t, 1) // one entry per returned job
 	}
 	return err
 }

@@ -17,8 +17,13 @@ type statements map[string]string
 
 // loadStatements reads every statement and fills in {{schema}} (the quoted schema name),
 // {{channel}} (the NOTIFY channel as a string literal: identifiers cannot be query parameters) and
-// {{now}} (the injected time in $1, or the database's own clock when $1 is NULL).
-func loadStatements(schema string) (statements, error) {
+// {{now}} (the injected time in $1, or the database's own clock when $1 is NULL) and {{origin}}
+// (this Backend's id as a literal).
+//
+// Notification payloads are "<origin> <n> <tube>": n jobs became ready in tube (0: wake every
+// waiter of the tube). The listener ignores its own Backend's notifications, whose waiters were
+// woken directly after the commit.
+func loadStatements(schema, origin string) (statements, error) {
 	entries, err := sqlFiles.ReadDir("sql")
 	if err != nil {
 		return nil, err
@@ -29,6 +34,7 @@ func loadStatements(schema string) (statements, error) {
 		if err != nil {
 			return nil, err
 		}
+		text = []byte(strings.ReplaceAll(string(text), "{{origin}}", "'"+origin+"'"))
 		st[strings.TrimSuffix(e.Name(), ".sql")] = expand(string(text), schema)
 	}
 	return st, nil

@@ -156,7 +156,7 @@ func (b *Backend) PauseTube(ctx context.Context, tube string, d time.Duration) e
 		return backend.ErrNotFound
 	}
 	if d <= 0 {
-		b.waiters.wake(tube)
+		b.waiters.wake(tube, 0)
 	}
 	return nil
 }

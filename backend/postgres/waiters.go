@@ -4,9 +4,13 @@ import "sync"
 
 // waiters are the reserves of this process blocked on tubes. A wake-up is only a hint to try
 // again: the reserve statement decides, so spurious or lost wake-ups cost time, never correctness.
+//
+// A job made ready wakes one waiter, not all: waking every waiter of a tube for each put would
+// send a reserve statement per waiter per job, which is what limits throughput with many idle
+// workers.
 type waiters struct {
 	mu     sync.Mutex
-	byTube map[string]map[*waiter]struct{}
+	byTube map[string][]*waiter // in the order they started waiting
 }
 
 type waiter struct {
@@ -15,7 +19,7 @@ type waiter struct {
 }
 
 func newWaiters() *waiters {
-	return &waiters{byTube: map[string]map[*waiter]struct{}{}}
+	return &waiters{byTube: map[string][]*waiter{}}
 }
 
 func (ws *waiters) add(tubes []string) *waiter {
@@ -23,33 +27,54 @@ func (ws *waiters) add(tubes []string) *waiter {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, t := range tubes {
-		set := ws.byTube[t]
-		if set == nil {
-			set = map[*waiter]struct{}{}
-			ws.byTube[t] = set
-		}
-		set[w] = struct{}{}
+		ws.byTube[t] = append(ws.byTube[t], w)
 	}
 	return w
 }
 
-func (ws *waiters) remove(w *waiter) {
+// remove forgets w. A hint w received but will not act on (it is leaving without a job) goes to
+// another waiter of its tubes, so that a job is not left ready while others sleep.
+func (ws *waiters) remove(w *waiter, gotJob bool) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, t := range w.tubes {
-		delete(ws.byTube[t], w)
-		if len(ws.byTube[t]) == 0 {
+		list := ws.byTube[t]
+		for i, x := range list {
+			if x == w {
+				list = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
 			delete(ws.byTube, t)
+		} else {
+			ws.byTube[t] = list
+		}
+	}
+	if !gotJob {
+		for _, t := range w.tubes {
+			ws.wakeLocked(t, 1)
 		}
 	}
 }
 
-// wake hints every waiter watching tube.
-func (ws *waiters) wake(tube string) {
+// wake hints n waiters of tube (n == 0: all of them), preferring those that have no hint pending
+// and, among them, the longest waiting.
+func (ws *waiters) wake(tube string, n int) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	for w := range ws.byTube[tube] {
-		w.signal()
+	ws.wakeLocked(tube, n)
+}
+
+func (ws *waiters) wakeLocked(tube string, n int) {
+	woken := 0
+	for _, w := range ws.byTube[tube] {
+		if n > 0 && woken >= n {
+			return
+		}
+		if w.signal() {
+			woken++
+		}
 	}
 }
 
@@ -57,16 +82,19 @@ func (ws *waiters) wake(tube string) {
 func (ws *waiters) wakeAll() {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	for _, set := range ws.byTube {
-		for w := range set {
+	for _, list := range ws.byTube {
+		for _, w := range list {
 			w.signal()
 		}
 	}
 }
 
-func (w *waiter) signal() {
+// signal leaves a hint, reporting false if one was already pending.
+func (w *waiter) signal() bool {
 	select {
 	case w.ch <- struct{}{}:
+		return true
 	default:
+		return false
 	}
 }

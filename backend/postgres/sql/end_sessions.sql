@@ -1,6 +1,6 @@
 -- end_sessions: forgets sessions $1: their reserved jobs return to ready at once (counters
 -- unchanged), their tube references are dropped (gc_tubes runs after it). Announces the tubes
--- that got ready jobs and returns them for the local waiters.
+-- that got ready jobs and returns them, one entry per job, for the local waiters.
 WITH ended AS (
     DELETE FROM {{schema}}.sessions WHERE id = ANY($1::text[]) RETURNING used_tube
 ), unwatched AS (
@@ -20,7 +20,7 @@ WITH ended AS (
     SET using_count = t.using_count - refs.u, watching_count = t.watching_count - refs.w
     FROM refs WHERE t.name = refs.tube
 ), notified AS (
-    SELECT pg_notify({{channel}}, tube) FROM (SELECT DISTINCT tube FROM returned) r
+    SELECT pg_notify({{channel}}, {{origin}} || ' ' || count(*) || ' ' || tube) FROM returned GROUP BY tube
 )
-SELECT array(SELECT DISTINCT tube FROM returned)
+SELECT array(SELECT tube FROM returned)
 WHERE (SELECT count(*) FROM notified) >= 0

@@ -18,6 +18,7 @@ WITH has_buried AS (
     WHERE id IN (SELECT id FROM picked)
     RETURNING id
 ), notified AS (
-    SELECT pg_notify({{channel}}, $1::text) WHERE EXISTS (SELECT 1 FROM kicked)
+    SELECT pg_notify({{channel}}, {{origin}} || ' ' || n || ' ' || $1::text)
+    FROM (SELECT count(*) AS n FROM kicked) k WHERE n > 0
 )
 SELECT (SELECT count(*) FROM kicked), (SELECT count(*) FROM notified)

@@ -5,6 +5,6 @@ WITH kicked AS (
     WHERE id = $1::bigint AND state IN (2, 4)
     RETURNING tube
 ), notified AS (
-    SELECT pg_notify({{channel}}, tube) FROM kicked
+    SELECT pg_notify({{channel}}, {{origin}} || ' 1 ' || tube) FROM kicked
 )
 SELECT tube FROM kicked WHERE (SELECT count(*) FROM notified) >= 0

@@ -9,6 +9,6 @@ WITH paused AS (
       AND (name = 'default' OR jobs_count > 0 OR using_count > 0 OR watching_count > 0)
     RETURNING name, pause_until
 ), notified AS (
-    SELECT pg_notify({{channel}}, name) FROM paused WHERE pause_until IS NULL
+    SELECT pg_notify({{channel}}, {{origin}} || ' 0 ' || name) FROM paused WHERE pause_until IS NULL
 )
 SELECT name FROM paused WHERE (SELECT count(*) FROM notified) >= 0

@@ -21,7 +21,8 @@ WITH input AS (
 ), counted AS (
     UPDATE {{schema}}.counters SET total_jobs = total_jobs + (SELECT count(*) FROM input) WHERE id = 1
 ), notified AS (
-    SELECT pg_notify({{channel}}, tube) FROM (SELECT DISTINCT tube FROM input WHERE delay_us = 0) r
+    SELECT pg_notify({{channel}}, {{origin}} || ' ' || count(*) || ' ' || tube)
+    FROM input WHERE delay_us = 0 GROUP BY tube
 )
 SELECT ord, id FROM numbered
 WHERE (SELECT count(*) FROM notified) >= 0

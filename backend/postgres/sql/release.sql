@@ -10,6 +10,6 @@ WITH released AS (
     WHERE id = $3::bigint AND state = 3 AND reserved_by = $2::text AND due_at > {{now}}
     RETURNING tube, state
 ), notified AS (
-    SELECT pg_notify({{channel}}, tube) FROM released WHERE state = 1
+    SELECT pg_notify({{channel}}, {{origin}} || ' 1 ' || tube) FROM released WHERE state = 1
 )
 SELECT tube FROM released WHERE (SELECT count(*) FROM notified) >= 0
