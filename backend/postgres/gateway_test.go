@@ -1,0 +1,24 @@
+package postgres
+
+import (
+	"testing"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/gateway/gatewaytest"
+)
+
+func TestTranscripts(t *testing.T) {
+	admin(t)
+	gatewaytest.RunTranscripts(t, func(t *testing.T) backend.Backend {
+		return newTestBackend(t, nil)
+	})
+}
+
+// TestMultiGateway runs several Backends, as separate gateway processes would, on one schema.
+func TestMultiGateway(t *testing.T) {
+	admin(t)
+	schema := testSchema(t)
+	gatewaytest.RunMultiGateway(t, func(t *testing.T) backend.Backend {
+		return newTestBackend(t, nil, schema)
+	})
+}
