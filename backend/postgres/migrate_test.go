@@ -4,8 +4,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMigrateConcurrentlyAppliesEachMigrationOnce(t *testing.T) {

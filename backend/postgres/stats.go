@@ -21,11 +21,11 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 		b.promote(bt)
 		bt.Queue(b.st.get("job_stats"), b.now(), int64(id)).Query(func(rows pgx.Rows) error {
 			var (
-				jid, prio, delayUS, ttrUS                    int64
-				state                                        int16
-				tube                                         string
-				created, now                                 time.Time
-				due                                          *time.Time
+				jid, prio, delayUS, ttrUS                   int64
+				state                                       int16
+				tube                                        string
+				created, now                                time.Time
+				due                                         *time.Time
 				reserves, timeouts, releases, buries, kicks int32
 			)
 			_, err := pgx.ForEachRow(rows, []any{&jid, &tube, &state, &prio, &created, &delayUS, &ttrUS, &due,
@@ -64,11 +64,11 @@ func (b *Backend) TubeStats(ctx context.Context, tube string) (*backend.TubeStat
 		b.promote(bt)
 		bt.Queue(b.st.get("tube_stats"), b.now(), tube).Query(func(rows pgx.Rows) error {
 			var (
-				name                                              string
-				urgent, ready, reserved, delayed, buried, total   int64
-				using, watching, cmdDelete, cmdPause, pauseUS     int64
-				pauseUntil                                        *time.Time
-				now                                               time.Time
+				name                                            string
+				urgent, ready, reserved, delayed, buried, total int64
+				using, watching, cmdDelete, cmdPause, pauseUS   int64
+				pauseUntil                                      *time.Time
+				now                                             time.Time
 			)
 			_, err := pgx.ForEachRow(rows, []any{&name, &urgent, &ready, &reserved, &delayed, &buried, &total,
 				&using, &watching, &cmdDelete, &cmdPause, &pauseUS, &pauseUntil, &now}, func() error {
