@@ -5,11 +5,16 @@ import (
 	"time"
 )
 
-// noteProcess makes this Backend keep process's heartbeat lease alive from now on.
+// noteProcess makes this Backend keep process's heartbeat lease alive from now on; the first
+// time it beats at once, so that a reservation is never held by a process without a lease.
 func (b *Backend) noteProcess(process string) {
 	b.procsMu.Lock()
-	defer b.procsMu.Unlock()
+	_, known := b.procs[process]
 	b.procs[process] = struct{}{}
+	b.procsMu.Unlock()
+	if !known {
+		b.heartbeat()
+	}
 }
 
 // heartbeatLoop refreshes the lease of every process this Backend has seen sessions of, three

@@ -95,8 +95,8 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 }
 
 func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams) (reserveOutcome, error) {
-	args := make([]any, 0, 4+len(p.Tubes))
-	args = append(args, string(p.Session), p.Session.Process(), ms(backend.DeadlineSoonMargin), ms(b.opts.LeaseTTL))
+	args := make([]any, 0, 2+len(p.Tubes))
+	args = append(args, string(p.Session), ms(backend.DeadlineSoonMargin))
 	for _, t := range p.Tubes {
 		args = append(args, t)
 	}

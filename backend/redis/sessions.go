@@ -9,7 +9,9 @@ import (
 // BeginSession registers s (using and watching default) and starts keeping its process's
 // lease alive.
 func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
-	b.noteProcess(s.Process())
+	b.procsMu.Lock()
+	b.procs[s.Process()] = struct{}{} // the script sets the lease itself
+	b.procsMu.Unlock()
 	_, err := b.call(ctx, b.sc.sessionBegin, string(s), s.Process(), ms(b.opts.LeaseTTL))
 	return err
 }

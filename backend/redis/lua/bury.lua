@@ -3,11 +3,9 @@
 -- ARGV[3] = session, ARGV[4] = id (padded), ARGV[5] = priority
 -- returns 1, or 0 unless the job is reserved by the session
 local s, m, pri = ARGV[3], ARGV[4], ARGV[5]
-local t = job_tube(m)
+local t = reserved_by(m, s)
 if not t then return 0 end
-local f = redis.call('HMGET', kjob(m), 's', 'o')
-if f[1] ~= 'reserved' or f[2] ~= s then return 0 end
-unlink(t, m, 'reserved')
+unlink(t, m, 'reserved', s)
 redis.call('ZADD', kburied(t), redis.call('HINCRBY', STATS, 'buryseq', 1), m)
 redis.call('HSET', kjob(m), 's', 'buried', 'p', pri, 'o', '', 'a', 0)
 redis.call('HINCRBY', kjob(m), 'nbur', 1)

@@ -2,11 +2,10 @@
 -- ARGV[3] = session, ARGV[4] = id (padded)
 -- returns 1, or 0 if missing or reserved by another session
 local s, m = ARGV[3], ARGV[4]
-local t = job_tube(m)
-if not t then return 0 end
-local f = redis.call('HMGET', kjob(m), 's', 'o')
-if f[1] == 'reserved' and f[2] ~= s then return 0 end
-unlink(t, m, f[1])
+local f = fresh(m)
+if not f or (f[2] == 'reserved' and f[3] ~= s) then return 0 end
+local t = f[1]
+unlink(t, m, f[2], f[3])
 redis.call('DEL', kjob(m))
 redis.call('HINCRBY', ktube(t), 'deletes', 1)
 gc(t)

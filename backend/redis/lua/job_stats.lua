@@ -3,8 +3,9 @@
 -- returns {id, tube, state, priority, age ms, delay ms, ttr ms, time-left ms,
 --          reserves, timeouts, releases, buries, kicks}, or nil if missing
 local m = ARGV[3]
-local t = job_tube(m)
-if not t then return false end
+local j = fresh(m)
+if not j then return false end
+local t = j[1]
 local f = redis.call('HMGET', kjob(m), 's', 'p', 'c', 'd', 'ttr', 'a',
   'nres', 'ntim', 'nrel', 'nbur', 'nkick')
 local left = 0

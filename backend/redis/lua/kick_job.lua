@@ -2,12 +2,10 @@
 -- ARGV[3] = id (padded)
 -- returns 1, or 0 if missing or in another state
 local m = ARGV[3]
-local t = job_tube(m)
-if not t then return 0 end
-local f = redis.call('HMGET', kjob(m), 's', 'p')
-if f[1] ~= 'buried' and f[1] ~= 'delayed' then return 0 end
-unlink(t, m, f[1])
-to_ready(t, m, f[2])
+local f = fresh(m)
+if not f or (f[2] ~= 'buried' and f[2] ~= 'delayed') then return 0 end
+unlink(f[1], m, f[2])
+to_ready(f[1], m, redis.call('HGET', kjob(m), 'p'))
 redis.call('HINCRBY', kjob(m), 'nkick', 1)
-redis.call('PUBLISH', CHAN, t)
+redis.call('PUBLISH', CHAN, f[1])
 return 1

@@ -82,10 +82,10 @@ end
 
 -- gc deletes tube t (and its counters and pause) when no job and no session refers to it.
 local function gc(t)
-  if t == 'default' or not tube_exists(t) then return end
+  if t == 'default' then return end
   local refs = redis.call('HMGET', ktube(t), 'using', 'watching')
   if tonumber(refs[1] or 0) > 0 or tonumber(refs[2] or 0) > 0 then return end
-  if tube_jobs(t) > 0 then return end
+  if tube_jobs(t) > 0 or not tube_exists(t) then return end
   redis.call('DEL', ktube(t))
   drop_tube(t)
 end
@@ -98,7 +98,7 @@ end
 
 -- tick applies every due transition of tube t: delayed jobs whose time came become ready,
 -- reservations past their deadline return to ready (timeouts += 1), an ended pause is cleared.
--- It publishes t when a job may have become reservable.
+-- It publishes t when a job may have become reservable, and returns whether t is paused now.
 local function tick(t)
   local woke = false
   local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW))
@@ -121,51 +121,60 @@ local function tick(t)
     redis.call('ZREMRANGEBYSCORE', kreserved(t), '-inf', ds(NOW))
     woke = true
   end
+  local paused = false
   local pu = redis.call('HGET', ktube(t), 'pu')
-  if pu and tonumber(pu) <= NOW then
-    redis.call('HDEL', ktube(t), 'pu', 'pd')
-    woke = true
+  if pu then
+    if tonumber(pu) <= NOW then
+      redis.call('HDEL', ktube(t), 'pu', 'pd')
+      woke = true
+    else
+      paused = true
+    end
   end
   if woke then redis.call('PUBLISH', CHAN, t) end
+  return paused
 end
 
--- paused reports whether tube t is paused now (call after tick).
-local function paused(t)
-  return redis.call('HEXISTS', ktube(t), 'pu') == 1
+-- fresh returns job m's fields {tube, state, owner, due/deadline} as of NOW, or nil if it does
+-- not exist. Only when the job's own time has come is its tube ticked, so the common case
+-- costs one HMGET.
+local function fresh(m)
+  local f = redis.call('HMGET', kjob(m), 't', 's', 'o', 'a')
+  if not f[1] then return nil end
+  if (f[2] == 'delayed' or f[2] == 'reserved') and tonumber(f[4]) <= NOW then
+    tick(f[1])
+    f = redis.call('HMGET', kjob(m), 't', 's', 'o', 'a')
+  end
+  return f
 end
 
--- job_tube returns job m's tube after applying that tube's due transitions, or nil.
-local function job_tube(m)
-  local t = redis.call('HGET', kjob(m), 't')
-  if not t then return nil end
-  tick(t)
-  return t
+-- reserved_by returns job m's tube if it is reserved by session s now, else nil.
+local function reserved_by(m, s)
+  local f = fresh(m)
+  if f and f[2] == 'reserved' and f[3] == s then return f[1] end
+  return nil
 end
 
--- unlink removes job m of tube t from the set of its state st (and from its owner's set).
-local function unlink(t, m, st)
+-- unlink removes job m of tube t from the set of its state st (and from its owner o's set).
+local function unlink(t, m, st, o)
   if st == 'ready' then redis.call('ZREM', kready(t), m)
   elseif st == 'delayed' then redis.call('ZREM', kdelayed(t), m)
   elseif st == 'buried' then redis.call('ZREM', kburied(t), m)
   elseif st == 'reserved' then
     redis.call('ZREM', kreserved(t), m)
-    local o = redis.call('HGET', kjob(m), 'o')
     if o and o ~= '' then redis.call('ZREM', ksres(o), m) end
   end
 end
 
 -- reserve_for makes job m of tube t (already unlinked) reserved by session s; returns the job.
-local function reserve_for(t, m, s, proc)
+-- (session_begin made s findable from its process, so the reaper can return the job.)
+local function reserve_for(t, m, s)
   local jk = kjob(m)
-  local f = redis.call('HMGET', jk, 'ttr', 'p', 'b')
-  local deadline = NOW + tonumber(f[1])
-  redis.call('ZADD', kreserved(t), ds(deadline), m)
-  redis.call('ZADD', ksres(s), ds(deadline), m)
-  redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', ds(deadline))
-  redis.call('HINCRBY', jk, 'nres', 1)
-  -- The session is findable from its process, so a dead gateway's reservations come back.
-  redis.call('SADD', B .. ':procs', proc)
-  redis.call('SADD', kproc(proc), s)
+  local f = redis.call('HMGET', jk, 'ttr', 'p', 'b', 'nres')
+  local deadline = ds(NOW + tonumber(f[1]))
+  redis.call('ZADD', kreserved(t), deadline, m)
+  redis.call('ZADD', ksres(s), deadline, m)
+  redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres', tonumber(f[4]) + 1)
   return {m, t, f[2], f[3]}
 end
 

@@ -1,8 +1,8 @@
--- peek: return a job in whatever state (after its tube's due transitions).
+-- peek: return a job in whatever state (as of now).
 -- ARGV[3] = id (padded)
 -- returns {id, tube, priority, body}, or nil if missing
 local m = ARGV[3]
-local t = job_tube(m)
-if not t then return false end
-local f = redis.call('HMGET', kjob(m), 'p', 'b')
-return {m, t, f[1], f[2]}
+local f = fresh(m)
+if not f then return false end
+local j = redis.call('HMGET', kjob(m), 'p', 'b')
+return {m, f[1], j[1], j[2]}

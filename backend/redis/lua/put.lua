@@ -5,14 +5,13 @@ local t, pri, delay = ARGV[3], ARGV[4], tonumber(ARGV[5])
 ensure_tube(t)
 local id = redis.call('INCR', B .. ':ids')
 local m = string.format('%020d', id)
+local st, due = 'ready', 0
+if delay > 0 then st, due = 'delayed', ds(NOW + delay) end
 redis.call('HSET', kjob(m), 'b', ARGV[7], 't', t, 'p', pri, 'ttr', ARGV[6], 'd', ARGV[5],
-  'c', ds(NOW), 'o', '', 'nres', 0, 'ntim', 0, 'nrel', 0, 'nbur', 0, 'nkick', 0)
+  'c', ds(NOW), 's', st, 'a', due, 'o', '', 'nres', 0, 'ntim', 0, 'nrel', 0, 'nbur', 0, 'nkick', 0)
 if delay > 0 then
-  local due = ds(NOW + delay)
-  redis.call('HSET', kjob(m), 's', 'delayed', 'a', due)
   redis.call('ZADD', kdelayed(t), due, m)
 else
-  redis.call('HSET', kjob(m), 's', 'ready', 'a', 0)
   redis.call('ZADD', kready(t), pri, m)
   redis.call('PUBLISH', CHAN, t)
 end

@@ -1,8 +1,7 @@
 -- reserve: reserve for the session the ready job with the lowest (priority, id) over the
 -- watched tubes, skipping paused ones, after applying their due transitions (and expiring the
 -- session's own overdue reservations wherever they are).
--- ARGV[3] = session, ARGV[4] = process, ARGV[5] = DEADLINE_SOON margin ms,
--- ARGV[6] = lease TTL ms, ARGV[7..] = watched tubes
+-- ARGV[3] = session, ARGV[4] = DEADLINE_SOON margin ms, ARGV[5..] = watched tubes
 -- returns {1, id, tube, priority, body}  reserved
 --         {2}                            deadline soon: nothing reservable and one of the
 --                                        session's reservations is within the margin
@@ -10,21 +9,13 @@
 --                                        answer may change without a publish (a delayed job
 --                                        due, a reservation expiring, a pause ending, the
 --                                        session's margin starting), or -1 if none
-local s, proc, margin = ARGV[3], ARGV[4], tonumber(ARGV[5])
--- Keep the lease alive even for a session that never called BeginSession on this namespace.
-redis.call('SET', klease(proc), 1, 'PX', ARGV[6])
-
-local own = redis.call('ZRANGEBYSCORE', ksres(s), '-inf', ds(NOW))
-for _, m in ipairs(own) do
-  local t = redis.call('HGET', kjob(m), 't')
-  if t then tick(t) else redis.call('ZREM', ksres(s), m) end
-end
+local s, margin = ARGV[3], tonumber(ARGV[4])
+local FIRST = 5
 
 local best, bestpri, besttube
-for i = 7, #ARGV do
+for i = FIRST, #ARGV do
   local t = ARGV[i]
-  tick(t)
-  if not paused(t) then
+  if not tick(t) then
     local top = redis.call('ZRANGE', kready(t), 0, 0, 'WITHSCORES')
     if top[1] then
       local pri = tonumber(top[2])
@@ -37,7 +28,7 @@ end
 
 if best then
   redis.call('ZREM', kready(besttube), best)
-  local j = reserve_for(besttube, best, s, proc)
+  local j = reserve_for(besttube, best, s)
   return {1, j[1], j[2], j[3], j[4]}
 end
 
@@ -45,13 +36,20 @@ local next = -1
 local function consider(v)
   if v and (next < 0 or tonumber(v) < next) then next = tonumber(v) end
 end
+-- The session's own reservations past their deadline (in any tube) expire first.
 local first = redis.call('ZRANGE', ksres(s), 0, 0, 'WITHSCORES')
+while first[1] and tonumber(first[2]) <= NOW do
+  local t = redis.call('HGET', kjob(first[1]), 't')
+  if t then tick(t) end
+  redis.call('ZREM', ksres(s), first[1])
+  first = redis.call('ZRANGE', ksres(s), 0, 0, 'WITHSCORES')
+end
 if first[1] then
   local soon = tonumber(first[2]) - margin
   if soon <= NOW then return {2} end
   consider(soon)
 end
-for i = 7, #ARGV do
+for i = FIRST, #ARGV do
   local t = ARGV[i]
   local d = redis.call('ZRANGE', kdelayed(t), 0, 0, 'WITHSCORES')
   consider(d[2])

@@ -1,12 +1,9 @@
 -- reserve_job: reserve job id for the session if it is ready, delayed or buried (any tube,
 -- paused or not).
--- ARGV[3] = session, ARGV[4] = process, ARGV[5] = id (padded), ARGV[6] = lease TTL ms
+-- ARGV[3] = session, ARGV[4] = id (padded)
 -- returns {id, tube, priority, body}, or nil if the job is missing or reserved
-local s, proc, m = ARGV[3], ARGV[4], ARGV[5]
-local t = job_tube(m)
-if not t then return false end
-local st = redis.call('HGET', kjob(m), 's')
-if st == 'reserved' then return false end
-redis.call('SET', klease(proc), 1, 'PX', ARGV[6])
-unlink(t, m, st)
-return reserve_for(t, m, s, proc)
+local s, m = ARGV[3], ARGV[4]
+local f = fresh(m)
+if not f or f[2] == 'reserved' then return false end
+unlink(f[1], m, f[2])
+return reserve_for(f[1], m, s)
