@@ -92,3 +92,28 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 		return nil
 	})
 }
+
+// MigrateOptions connects as opts says (DSN, Schema, CommandTimeout), applies the migrations and
+// disconnects: the separate migration step (`beangate migrate-db`) for teams that manage DDL
+// themselves and start gateways with SkipMigrate.
+func MigrateOptions(ctx context.Context, opts Options) error {
+	opts = opts.withDefaults()
+	if !schemaName.MatchString(opts.Schema) {
+		return fmt.Errorf("postgres: schema name %q: want letters, digits and _ (at most 41)", opts.Schema)
+	}
+	pool := opts.Pool
+	if pool == nil {
+		cfg, err := pgxpool.ParseConfig(opts.DSN)
+		if err != nil {
+			return fmt.Errorf("postgres: DSN: %w", err)
+		}
+		cfg.ConnConfig.ConnectTimeout = opts.CommandTimeout
+		if pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+			return fmt.Errorf("postgres: connect: %w", err)
+		}
+		defer pool.Close()
+	}
+	mctx, cancel := context.WithTimeout(ctx, 4*opts.CommandTimeout)
+	defer cancel()
+	return Migrate(mctx, pool, opts.Schema)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory"
+	beanpg "github.com/beangate/beangate/backend/postgres"
 	beanredis "github.com/beangate/beangate/backend/redis"
 	"github.com/beangate/beangate/configs"
 )
@@ -31,6 +32,13 @@ func openBackend(ctx context.Context, cfg configs.Config, log *slog.Logger) (bac
 		}
 		opts.Logger = log
 		return beanredis.New(ctx, opts)
+	case "postgres", "postgresql":
+		opts, err := beanpg.ParseURL(cfg.Backend)
+		if err != nil {
+			return nil, err
+		}
+		opts.Logger = log
+		return beanpg.New(ctx, opts)
 	default:
 		return nil, fmt.Errorf("backend: scheme %q is not supported by this build", u.Scheme)
 	}

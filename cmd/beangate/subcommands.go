@@ -9,6 +9,6 @@ type command func(ctx context.Context, p process, args []string) int
 // subcommands lists the names that args[0] may take instead of a flag.
 func subcommands() map[string]command {
 	return map[string]command{
-		// "migrate-db" arrives with the Postgres backend.
+		"migrate-db": migrateDB,
 	}
 }

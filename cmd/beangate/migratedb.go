@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	beanpg "github.com/beangate/beangate/backend/postgres"
+)
+
+// migrateDB is `beangate migrate-db --backend postgres://…`: it applies the Postgres schema
+// migrations and exits, for teams that run DDL as its own step and start gateways with
+// ?migrate=false.
+func migrateDB(ctx context.Context, p process, args []string) int {
+	cfg, warnings, exit, stop := p.parseArgs(args)
+	if stop {
+		return exit
+	}
+	log := newLogger(cfg, p.stderr)
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	opts, err := beanpg.ParseURL(cfg.Backend)
+	if err != nil {
+		fmt.Fprintf(p.stderr, "beangate: migrate-db needs a postgres:// --backend: %v\n", err)
+		return exitUsage
+	}
+	if err := beanpg.MigrateOptions(ctx, opts); err != nil {
+		log.Error("migrate-db failed", "backend", redactedURL(cfg.Backend), "err", err)
+		return exitFailure
+	}
+	log.Info("schema up to date", "backend", redactedURL(cfg.Backend))
+	return exitOK
+}
