@@ -63,6 +63,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		cancel: cancel,
 	}
 	c.raw = &rawReader{nc: nc, beforeRead: c.flush}
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.raw.rc, _ = sc.SyscallConn()
+	}
 	c.in = newLineReader(c.raw, readBufferSize)
 	return c
 }
@@ -148,8 +151,19 @@ func (c *conn) ensureSession() error {
 	return nil
 }
 
-// callContext bounds a backend call that does not wait by design.
+// NonBlocking is an optional interface of a backend.Backend: a backend whose NonBlocking reports
+// true answers every call without waiting on anything outside the process (only a Reserve with
+// a timeout waits, and it is bounded separately), so its calls need no BackendTimeout bound.
+type NonBlocking interface{ NonBlocking() bool }
+
+func noCancel() {}
+
+// callContext bounds a backend call that does not wait by design. For a NonBlocking backend it
+// is the connection's own context: a timer and a context per command cost more than the call.
 func (c *conn) callContext() (context.Context, context.CancelFunc) {
+	if c.srv.nonBlocking {
+		return c.ctx, noCancel
+	}
 	return context.WithTimeout(c.ctx, c.srv.cfg.BackendTimeout)
 }
 
@@ -186,6 +200,11 @@ func (c *conn) flush() bool {
 // and no reply waits behind a read.
 type rawReader struct {
 	nc         net.Conn
+	rc         syscall.RawConn // nc's, when it has one: lets an idle read wait without a buffer
+	readFD     func(fd uintptr) bool
+	bufp       *[]byte // tryRead's result: the buffer, the count and the error of its read
+	n          int
+	rerr       error
 	beforeRead func() bool
 	pending    []byte
 	err        error // a read error seen while watching; returned once pending is drained
@@ -253,4 +272,59 @@ func (c *conn) watchHangup(hangup context.CancelCauseFunc) (stop func()) {
 	}
 }
 
-var _ io.Reader = (*rawReader)(nil)
+// readPooled serves pending bytes first, then flushes the queued replies and waits until the
+// socket is readable before it takes a buffer from readBufs: a connection waiting for its next
+// command holds no read buffer.
+func (r *rawReader) readPooled() (*[]byte, int, error) {
+	if len(r.pending) > 0 || r.err != nil || r.rc == nil {
+		bufp := readBufs.Get().(*[]byte)
+		n, err := r.Read(*bufp)
+		return bufp, n, err
+	}
+	if !r.beforeRead() {
+		return nil, 0, errWriteFailed
+	}
+	if r.readFD == nil {
+		r.readFD = r.tryRead // one closure per connection, not one per read
+	}
+	err := r.rc.Read(r.readFD)
+	bufp, n, rerr := r.bufp, r.n, r.rerr
+	r.bufp, r.rerr = nil, nil
+	if n < 0 {
+		n = 0
+	}
+	switch {
+	case err != nil:
+		// The wait failed: a deadline (stopAfterCommand) or a closed socket.
+	case rerr != nil:
+		err = rerr
+	case n == 0:
+		err = io.EOF
+	}
+	return bufp, n, err
+}
+
+// tryRead is readPooled's RawConn callback: it reads into a pooled buffer, and gives the buffer
+// back and asks to wait when there is nothing to read.
+func (r *rawReader) tryRead(fd uintptr) bool {
+	if r.bufp == nil {
+		r.bufp = readBufs.Get().(*[]byte)
+	}
+	for {
+		r.n, r.rerr = syscall.Read(int(fd), *r.bufp)
+		if r.rerr != syscall.EINTR {
+			break
+		}
+	}
+	if r.rerr == syscall.EAGAIN {
+		readBufs.Put(r.bufp) // nothing to read: wait without holding the buffer
+		r.bufp = nil
+		return false
+	}
+	return true
+}
+
+var (
+	_ io.Reader    = (*rawReader)(nil)
+	_ pooledSource = (*rawReader)(nil)
+)

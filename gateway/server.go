@@ -46,6 +46,8 @@ type Server struct {
 	started  time.Time
 	host     host
 	draining atomic.Bool
+	// nonBlocking: the backend declares that its calls never wait (see NonBlocking).
+	nonBlocking bool
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -70,15 +72,17 @@ func NewServer(cfg Config) *Server {
 	if sessions == nil {
 		sessions = backend.NewSessionIDs()
 	}
+	nb, _ := cfg.Backend.(NonBlocking)
 	return &Server{
-		cfg:       cfg,
-		log:       log,
-		sessions:  sessions,
-		stats:     newServerStats(),
-		started:   time.Now(),
-		host:      readHost(),
-		listeners: map[net.Listener]struct{}{},
-		conns:     map[*conn]struct{}{},
+		nonBlocking: nb != nil && nb.NonBlocking(),
+		cfg:         cfg,
+		log:         log,
+		sessions:    sessions,
+		stats:       newServerStats(),
+		started:     time.Now(),
+		host:        readHost(),
+		listeners:   map[net.Listener]struct{}{},
+		conns:       map[*conn]struct{}{},
 	}
 }
 

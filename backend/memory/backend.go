@@ -73,6 +73,10 @@ func New(opts Options) *Backend {
 	return b
 }
 
+// NonBlocking reports that no call waits on anything but the lock and, for a Reserve with a
+// timeout, its waiter (see gateway.NonBlocking): callers need not bound each call with a timer.
+func (b *Backend) NonBlocking() bool { return true }
+
 // begin starts an operation: it takes the lock and applies every event due by now. On error the
 // lock is not held.
 func (b *Backend) begin(ctx context.Context) (time.Time, error) {
@@ -101,7 +105,7 @@ type session struct {
 	using    *tube
 	watching map[*tube]struct{}
 	reserved indexedHeap[*job]    // its reserved jobs, by (deadline, id)
-	waiters  map[*waiter]struct{} // its blocked Reserve calls (normally at most one)
+	waiters  map[*waiter]struct{} // its blocked Reserve calls (normally at most one); nil until the first
 }
 
 func (b *Backend) sessionLocked(id backend.SessionID) (*session, error) {
@@ -128,7 +132,6 @@ func (b *Backend) BeginSession(ctx context.Context, id backend.SessionID) error 
 		using:    t,
 		watching: map[*tube]struct{}{t: {}},
 		reserved: newIndexedHeap(byDeadline, setTubeIndex),
-		waiters:  make(map[*waiter]struct{}),
 	}
 	t.using++
 	t.watching++

@@ -110,6 +110,9 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams) (*wai
 	for _, t := range tubes {
 		w.regs = append(w.regs, waiterReg{tube: t, elem: t.waiters.PushBack(w)})
 	}
+	if s.waiters == nil {
+		s.waiters = make(map[*waiter]struct{}, 1)
+	}
 	s.waiters[w] = struct{}{}
 	b.rekeyWaiterLocked(w)
 	return w, nil, nil
