@@ -41,7 +41,7 @@ var _ backend.Backend = (*Backend)(nil)
 var errClosed = errors.New("backend/redis: closed")
 
 // batchWorkers is how many pipelines may be in flight at once.
-const batchWorkers = 2
+const batchWorkers = 4
 
 // Backend is a backend.Backend on Redis. Use New.
 type Backend struct {

@@ -11,4 +11,5 @@ local f = redis.call('HMGET', kjob(m), 's', 'p', 'c', 'd', 'ttr', 'a',
 local left = 0
 if f[1] == 'reserved' or f[1] == 'delayed' then left = tonumber(f[6]) - NOW end
 return {m, t, f[1], f[2], NOW - tonumber(f[3]), tonumber(f[4]), tonumber(f[5]), left,
-  tonumber(f[7]), tonumber(f[8]), tonumber(f[9]), tonumber(f[10]), tonumber(f[11])}
+  tonumber(f[7] or 0), tonumber(f[8] or 0), tonumber(f[9] or 0), tonumber(f[10] or 0),
+  tonumber(f[11] or 0)}

@@ -22,7 +22,8 @@
 --   B:t:<tube>:reserved        zset id -> TTR deadline ms
 --   B:t:<tube>:buried          zset id -> bury sequence (FIFO)
 --   B:j:<id>                   hash: b body, t tube, p pri, ttr, d delay, c created, s state,
---                              o owner session, a due/deadline, nres ntim nrel nbur nkick
+--                              a due/deadline; o owner session and the counters nres ntim
+--                              nrel nbur nkick are absent until set
 --   B:s:<session>              hash: use
 --   B:s:<session>:w            set of watched tubes
 --   B:s:<session>:r            zset id -> deadline of the session's reservations
@@ -174,7 +175,7 @@ local function reserve_for(t, m, s)
   local deadline = ds(NOW + tonumber(f[1]))
   redis.call('ZADD', kreserved(t), deadline, m)
   redis.call('ZADD', ksres(s), deadline, m)
-  redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres', tonumber(f[4]) + 1)
+  redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres', tonumber(f[4] or 0) + 1)
   return {m, t, f[2], f[3]}
 end
 

@@ -7,8 +7,9 @@ local id = redis.call('INCR', B .. ':ids')
 local m = string.format('%020d', id)
 local st, due = 'ready', 0
 if delay > 0 then st, due = 'delayed', ds(NOW + delay) end
+-- Counters (nres, ntim, nrel, nbur, nkick) and the owner start absent, read as 0 / none.
 redis.call('HSET', kjob(m), 'b', ARGV[7], 't', t, 'p', pri, 'ttr', ARGV[6], 'd', ARGV[5],
-  'c', ds(NOW), 's', st, 'a', due, 'o', '', 'nres', 0, 'ntim', 0, 'nrel', 0, 'nbur', 0, 'nkick', 0)
+  'c', ds(NOW), 's', st, 'a', due)
 if delay > 0 then
   redis.call('ZADD', kdelayed(t), due, m)
 else
