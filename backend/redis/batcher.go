@@ -70,6 +70,11 @@ func (b *batcher) run(ctx context.Context, s *goredis.Script, keys []string, arg
 			return nil, ctx.Err()
 		}
 		<-c.done // already sent: bounded by the pipeline's own timeout
+	case <-b.quit:
+		if c.state.CompareAndSwap(callQueued, callAbandoned) {
+			return nil, errClosed // queued after the workers stopped
+		}
+		<-c.done
 	}
 	return c.res, c.err
 }
