@@ -15,10 +15,10 @@ var luaFiles embed.FS
 
 // scripts are the compiled-in scripts, one per operation.
 type scripts struct {
-	sessionBegin, sessionEnd, reap, use, watch, ignore        *goredis.Script
-	put, reserve, reserveJob, delete, release, bury, touch    *goredis.Script
-	kick, kickJob, peek, peekState, jobStats, tubeStats       *goredis.Script
-	stats, listTubes, pause, ensureDefault                    *goredis.Script
+	sessionBegin, sessionEnd, reap, use, watch, ignore     *goredis.Script
+	put, reserve, reserveJob, delete, release, bury, touch *goredis.Script
+	kick, kickJob, peek, peekState, jobStats, tubeStats    *goredis.Script
+	stats, listTubes, pause, ensureDefault                 *goredis.Script
 }
 
 // loadScripts reads the embedded sources; a missing file is a build mistake, hence the panic.
