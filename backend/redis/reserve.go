@@ -131,7 +131,7 @@ func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
 // re-armed only when that time changes or after it fired, so a fake clock's pending timers stay
 // stable while a reserve waits.
 type dueTimer struct {
-	at   int64 // ms; 0: not armed
+	at     int64 // ms; 0: not armed
 	ch     <-chan struct{}
 	cancel func()
 }
