@@ -36,7 +36,9 @@ type Backend interface {
 
 	// EndSession forgets a session: its reserved jobs return to ready at once (counters
 	// unchanged, as when a beanstalkd client disconnects), its tube references are dropped (tubes
-	// left empty and unreferenced vanish). Ending an unknown session is not an error.
+	// left empty and unreferenced vanish). A Reserve of the session still waiting in this
+	// process ends with an error (no job is handed to a session that has ended). Ending an
+	// unknown session is not an error.
 	EndSession(ctx context.Context, s SessionID) error
 
 	// UseTube makes tube the session's used tube, creating the tube if needed and dropping the
