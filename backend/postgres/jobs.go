@@ -88,8 +88,7 @@ func (b *Backend) execDeletes(ctx context.Context, items []deleteItem) ([]bool, 
 	err := b.run(ctx, "delete", func(ctx context.Context) error {
 		unreferenced = unreferenced[:0]
 		clear(deleted)
-		bt := &pgx.Batch{}
-		b.promote(bt)
+		bt := &pgx.Batch{} // no promote step: delete.sql counts an expired reservation itself
 		bt.Queue(b.st.get("delete"), b.now(), ids, sessions).Query(func(rows pgx.Rows) error {
 			var id *int64
 			var name string
@@ -134,15 +133,19 @@ func (b *Backend) callErr(ctx context.Context, op string, err error) error {
 	return wrap(op, err)
 }
 
-// ownerOp runs a statement that acts on a job reserved by s (release, bury, touch) after the
-// promote step, and reports ErrNotFound when it matched no row. It returns the tube column.
-func (b *Backend) ownerOp(ctx context.Context, op, stmt string, args ...any) (string, error) {
+// ownerOp runs a statement that acts on one job (release, kick-job) and reports ErrNotFound when
+// it matched no row. It returns the tube column. Release needs no promote step: it acts only on
+// a reservation whose deadline has not passed, and an expired one is promoted by whoever next
+// looks at it.
+func (b *Backend) ownerOp(ctx context.Context, op, stmt string, promote bool, args ...any) (string, error) {
 	var tube string
 	found := false
 	err := b.run(ctx, op, func(ctx context.Context) error {
 		found = false
 		bt := &pgx.Batch{}
-		b.promote(bt)
+		if promote {
+			b.promote(bt)
+		}
 		bt.Queue(stmt, args...).Query(func(rows pgx.Rows) error {
 			_, err := pgx.ForEachRow(rows, []any{&tube}, func() error { found = true; return nil })
 			return err
@@ -163,7 +166,7 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 	if p.ID > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	tube, err := b.ownerOp(ctx, "release", b.st.get("release"),
+	tube, err := b.ownerOp(ctx, "release", b.st.get("release"), false,
 		b.now(), string(p.Session), int64(p.ID), int64(p.Priority), p.Delay.Microseconds())
 	if err != nil {
 		return err
@@ -192,19 +195,19 @@ func (b *Backend) Touch(ctx context.Context, s backend.SessionID, id uint64) err
 	return err
 }
 
-// ownerOpID is ownerOp for statements returning the job id.
+// ownerOpID runs a statement acting on a live reservation of the caller (bury, touch), which
+// returns the job id; ErrNotFound when it matched no row. No promote step, as for release.
 func (b *Backend) ownerOpID(ctx context.Context, op, stmt string, args ...any) (int64, error) {
 	var id int64
 	found := false
 	err := b.run(ctx, op, func(ctx context.Context) error {
 		found = false
-		bt := &pgx.Batch{}
-		b.promote(bt)
-		bt.Queue(stmt, args...).Query(func(rows pgx.Rows) error {
-			_, err := pgx.ForEachRow(rows, []any{&id}, func() error { found = true; return nil })
+		rows, err := b.pool.Query(ctx, stmt, args...)
+		if err != nil {
 			return err
-		})
-		return b.batch(ctx, bt)
+		}
+		_, err = pgx.ForEachRow(rows, []any{&id}, func() error { found = true; return nil })
+		return err
 	})
 	if err != nil {
 		return 0, err
@@ -269,7 +272,7 @@ func (b *Backend) KickJob(ctx context.Context, id uint64) error {
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	tube, err := b.ownerOp(ctx, "kick-job", b.st.get("kick_job"), int64(id))
+	tube, err := b.ownerOp(ctx, "kick-job", b.st.get("kick_job"), true, int64(id))
 	if err != nil {
 		return err
 	}

@@ -69,13 +69,15 @@ func (b *Backend) heartbeat() {
 }
 
 // reapDeadProcesses ends, in one transaction, every session of processes whose lease ran out and
-// forgets those processes.
+// forgets those processes. A process this Backend heartbeats is alive by definition, even if an
+// overloaded moment let its lease lapse.
 func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 	var tubes []string
+	own := b.leases.list()
 	err := b.run(ctx, "reap dead gateways", func(ctx context.Context) error {
 		tubes = nil
 		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, b.st.get("dead_sessions"))
+			rows, err := tx.Query(ctx, b.st.get("dead_sessions"), own)
 			if err != nil {
 				return err
 			}
@@ -94,7 +96,7 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 					return err
 				}
 			}
-			_, err = tx.Exec(ctx, b.st.get("forget_dead_processes"))
+			_, err = tx.Exec(ctx, b.st.get("forget_dead_processes"), own)
 			return err
 		})
 	})

@@ -73,6 +73,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.CommandTimeout {
 			cfg.ConnConfig.ConnectTimeout = opts.CommandTimeout
 		}
+		tuneConnConfig(cfg.ConnConfig)
 		if b.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("postgres: connect: %w", err)
 		}
@@ -164,4 +165,14 @@ func (b *Backend) batch(ctx context.Context, bt *pgx.Batch) error {
 // ready with a timeout counted) so that the statement queued after it sees them.
 func (b *Backend) promote(bt *pgx.Batch) {
 	bt.Queue(b.st.get("promote"), b.now())
+}
+
+// tuneConnConfig sets what the statements rely on for speed, unless the DSN says otherwise.
+// Every statement is prepared once per connection (pgx's statement cache) and is made of index
+// lookups whose best plan does not depend on the values: planning the reserve CTE for each call
+// (a custom plan) costs more than running it, so generic plans are forced.
+func tuneConnConfig(cfg *pgx.ConnConfig) {
+	if _, set := cfg.RuntimeParams["plan_cache_mode"]; !set {
+		cfg.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	}
 }

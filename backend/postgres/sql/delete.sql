@@ -1,6 +1,7 @@
 -- delete: deletes a batch of jobs, each on behalf of its session (group commit). A job may be
--- deleted when it is not reserved, or reserved by that session. Per-tube job counts and cmd-delete
--- move once per tube.
+-- deleted when it is not reserved, or reserved by that session, or its reservation has run out
+-- (that one timed out first: it counts in job-timeouts, as promote would have counted it).
+-- Per-tube job counts and cmd-delete move once per tube.
 -- $1 now (NULL: database clock), $2 ids, $3 sessions.
 -- Returns (id, session) per deleted job, then (NULL, tube) per tube left without references,
 -- which the caller garbage-collects.
@@ -9,7 +10,10 @@ WITH input AS (
 ), deleted AS (
     DELETE FROM {{schema}}.jobs j USING input i
     WHERE j.id = i.id AND (j.state <> 3 OR j.reserved_by = i.session OR j.due_at <= {{now}})
-    RETURNING j.id, j.tube, i.session
+    RETURNING j.id, j.tube, i.session, (j.state = 3 AND j.due_at <= {{now}}) AS expired
+), timed_out AS (
+    UPDATE {{schema}}.counters SET job_timeouts = job_timeouts + (SELECT count(*) FROM deleted WHERE expired)
+    WHERE id = 1 AND EXISTS (SELECT 1 FROM deleted WHERE expired)
 ), per_tube AS (
     SELECT tube, count(*) AS n FROM deleted GROUP BY tube
 ), counted AS (
