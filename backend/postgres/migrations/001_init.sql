@@ -10,7 +10,8 @@ CREATE SEQUENCE {{schema}}.buried_seq;
 -- lock, and a delete "WHERE refs are zero" is re-checked against the latest row version.
 CREATE TABLE {{schema}}.tubes (
     name           text PRIMARY KEY,
-    created_seq    bigserial NOT NULL,
+    -- Position in list-tubes: appended on creation; see 002 for removals.
+    list_pos       bigserial NOT NULL,
     using_count    bigint NOT NULL DEFAULT 0,
     watching_count bigint NOT NULL DEFAULT 0,
     jobs_count     bigint NOT NULL DEFAULT 0,
