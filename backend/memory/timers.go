@@ -15,25 +15,26 @@ const (
 	waiterWakes
 )
 
-// nextEventLocked returns the earliest pending event.
-func (b *Backend) nextEventLocked() (eventKind, time.Time) {
-	kind, at := noEvent, time.Time{}
-	consider := func(k eventKind, t time.Time) {
-		if kind == noEvent || t.Before(at) {
-			kind, at = k, t
+// nextEventLocked returns the earliest pending event. (No closure here: this runs inside every
+// operation, and a small frame keeps a connection's goroutine within its starting stack.)
+func (b *Backend) nextEventLocked() (kind eventKind, at time.Time) {
+	if len(b.delayed.items) > 0 {
+		kind, at = delayMatures, b.delayed.items[0].due
+	}
+	if len(b.deadlines.items) > 0 {
+		if t := b.deadlines.items[0].deadline; kind == noEvent || t.Before(at) {
+			kind, at = ttrExpires, t
 		}
 	}
-	if j, ok := b.delayed.Top(); ok {
-		consider(delayMatures, j.due)
+	if len(b.paused.items) > 0 {
+		if t := b.paused.items[0].pauseUntil; kind == noEvent || t.Before(at) {
+			kind, at = pauseEnds, t
+		}
 	}
-	if j, ok := b.deadlines.Top(); ok {
-		consider(ttrExpires, j.deadline)
-	}
-	if t, ok := b.paused.Top(); ok {
-		consider(pauseEnds, t.pauseUntil)
-	}
-	if w, ok := b.waiters.Top(); ok {
-		consider(waiterWakes, w.wake)
+	if len(b.waiters.items) > 0 {
+		if t := b.waiters.items[0].wake; kind == noEvent || t.Before(at) {
+			kind, at = waiterWakes, t
+		}
 	}
 	return kind, at
 }
