@@ -30,8 +30,7 @@ type Backend struct {
 	// clock runs timers; time itself comes from the database unless opts.Clock is set.
 	clock   backend.Clock
 	waiters *waiters
-	puts    *batcher[putItem, uint64]
-	deletes *batcher[deleteItem, bool]
+	writes  *batcher[write, writeResult]
 	leases  *leases
 
 	stop      chan struct{}
@@ -45,6 +44,9 @@ func randomID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// writeWorkers is how many put/delete batches may be in flight at once.
+var writeWorkers = 1
 
 var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,40}$`)
 
@@ -88,8 +90,8 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 			return nil, err
 		}
 	}
-	b.puts = newBatcher(b.execPuts, 1000, 2, b.stop)
-	b.deletes = newBatcher(b.execDeletes, 1000, 2, b.stop)
+	// One writer: concurrent write batches would only queue on the same tube and counter rows.
+	b.writes = newBatcher(b.execWrites, 1000, writeWorkers, b.stop)
 	b.leases = newLeases()
 	listening := make(chan struct{})
 	b.wg.Add(2)

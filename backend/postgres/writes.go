@@ -1,0 +1,141 @@
+package postgres
+
+import (
+	"context"
+	"math"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/jackc/pgx/v5"
+)
+
+// A write is one put or one delete waiting for group commit. The puts and deletes that arrive
+// together run as one implicit transaction (put.sql then delete.sql, one round trip), so they
+// share one WAL flush, and they update the hot tube and counter rows once per batch instead of
+// queueing on each other's row locks through every commit.
+type write struct {
+	put *putItem
+	del *deleteItem
+}
+
+type putItem struct {
+	tube     string
+	priority uint32
+	delayUS  int64
+	ttrUS    int64
+	body     []byte
+}
+
+type deleteItem struct {
+	session backend.SessionID
+	id      uint64
+}
+
+// writeResult is a put's id or whether a delete found its job.
+type writeResult struct {
+	id      uint64
+	deleted bool
+}
+
+// Put stores a job; concurrent puts share one INSERT and one commit (see put.sql).
+func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
+	body := p.Body
+	if body == nil {
+		body = []byte{} // bodies are NOT NULL; an empty job is valid
+	}
+	res, err := b.writes.do(ctx, write{put: &putItem{
+		tube: p.Tube, priority: p.Priority, delayUS: p.Delay.Microseconds(), ttrUS: p.TTR.Microseconds(), body: body,
+	}})
+	if err != nil {
+		return 0, b.callErr(ctx, "put", err)
+	}
+	if p.Delay <= 0 {
+		b.waiters.wake(p.Tube, 1)
+	}
+	return res.id, nil
+}
+
+// Delete removes a job; concurrent deletes share one DELETE and one commit (see delete.sql).
+func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) error {
+	if id > math.MaxInt64 {
+		return backend.ErrNotFound
+	}
+	res, err := b.writes.do(ctx, write{del: &deleteItem{session: s, id: id}})
+	if err != nil {
+		return b.callErr(ctx, "delete", err)
+	}
+	if !res.deleted {
+		return backend.ErrNotFound
+	}
+	return nil
+}
+
+// execWrites commits a batch of puts and deletes in one transaction.
+func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult, error) {
+	var (
+		putAt               []int // index in items of each put
+		tubes               []string
+		prios, delays, ttrs []int64
+		bodies              [][]byte
+		delIDs              []int64
+		delSessions         []string
+	)
+	for i, it := range items {
+		if p := it.put; p != nil {
+			putAt = append(putAt, i)
+			tubes, prios, delays, ttrs = append(tubes, p.tube), append(prios, int64(p.priority)), append(delays, p.delayUS), append(ttrs, p.ttrUS)
+			bodies = append(bodies, p.body)
+		} else {
+			delIDs, delSessions = append(delIDs, int64(it.del.id)), append(delSessions, string(it.del.session))
+		}
+	}
+	res := make([]writeResult, len(items))
+	var unreferenced []string
+	err := b.run(ctx, "put/delete", func(ctx context.Context) error {
+		clear(res)
+		unreferenced = unreferenced[:0]
+		bt := &pgx.Batch{}
+		if len(putAt) > 0 {
+			bt.Queue(b.st.get("put"), b.now(), tubes, prios, delays, ttrs, bodies).Query(func(rows pgx.Rows) error {
+				var ord, id int64
+				_, err := pgx.ForEachRow(rows, []any{&ord, &id}, func() error {
+					res[putAt[ord-1]].id = uint64(id)
+					return nil
+				})
+				return err
+			})
+		}
+		if len(delIDs) > 0 {
+			// No promote step: delete.sql counts an expired reservation itself.
+			bt.Queue(b.st.get("delete"), b.now(), delIDs, delSessions).Query(func(rows pgx.Rows) error {
+				var id *int64
+				var name string
+				_, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {
+					if id == nil {
+						unreferenced = append(unreferenced, name)
+						return nil
+					}
+					for i, it := range items {
+						if it.del != nil && int64(it.del.id) == *id && string(it.del.session) == name {
+							res[i].deleted = true
+						}
+					}
+					return nil
+				})
+				return err
+			})
+		}
+		return b.batch(ctx, bt)
+	})
+	if err == nil && len(unreferenced) > 0 {
+		err = b.gcTubes(ctx, unreferenced)
+	}
+	return res, err
+}
+
+// gcTubes deletes the given tubes if they are still unreferenced.
+func (b *Backend) gcTubes(ctx context.Context, names []string) error {
+	return b.run(ctx, "gc tubes", func(ctx context.Context) error {
+		_, err := b.pool.Exec(ctx, b.st.get("gc_tubes"), names)
+		return err
+	})
+}
