@@ -91,7 +91,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		}
 	}
 	// One writer: concurrent write batches would only queue on the same tube and counter rows.
-	b.writes = newBatcher(b.execWrites, 1000, writeWorkers, b.stop)
+	b.writes = newBatcher(b.execWrites, 1000, writeWorkers, opts.CommandTimeout, b.stop)
 	b.leases = newLeases()
 	listening := make(chan struct{})
 	b.wg.Add(2)
@@ -173,8 +173,14 @@ func (b *Backend) promote(bt *pgx.Batch) {
 // Every statement is prepared once per connection (pgx's statement cache) and is made of index
 // lookups whose best plan does not depend on the values: planning the reserve CTE for each call
 // (a custom plan) costs more than running it, so generic plans are forced.
+//
+// synchronous_commit is on, whatever the server's default: an acknowledged put, delete, release,
+// bury or kick must be on disk. Statements that need no durability (reserve, touch, session
+// bookkeeping) turn it off for their own transaction.
 func tuneConnConfig(cfg *pgx.ConnConfig) {
-	if _, set := cfg.RuntimeParams["plan_cache_mode"]; !set {
-		cfg.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	for k, v := range map[string]string{"plan_cache_mode": "force_generic_plan", "synchronous_commit": "on"} {
+		if _, set := cfg.RuntimeParams[k]; !set {
+			cfg.RuntimeParams[k] = v
+		}
 	}
 }
