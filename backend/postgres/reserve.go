@@ -19,8 +19,8 @@ const wakeSlack = time.Millisecond
 func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
 	// Registered before the first attempt, so a job made ready during it still wakes us.
 	w := b.waiters.add(p.Tubes)
-	gotJob := false
-	defer func() { b.waiters.remove(w, gotJob) }()
+	gaveUp := false
+	defer func() { b.waiters.remove(w, gaveUp) }()
 
 	// The timeout runs from the call, not from the first database answer, so that a clock
 	// advanced while the first attempt is in flight is not missed.
@@ -38,7 +38,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		now := b.now()
 		job, err := b.tryReserve(ctx, p, now)
 		if err != nil || job != nil {
-			gotJob = job != nil
+			gaveUp = err != nil
 			return job, err
 		}
 		info, err := b.reserveWait(ctx, p, now)
@@ -55,6 +55,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 			return nil, backend.ErrTimedOut
 		}
 		if err := b.wait(ctx, w, info, timedOut); err != nil {
+			gaveUp = true
 			return nil, err
 		}
 	}

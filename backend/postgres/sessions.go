@@ -47,26 +47,29 @@ func (b *Backend) endSessions(ctx context.Context, sessions []string) error {
 
 // UseTube makes tube s's used tube.
 func (b *Backend) UseTube(ctx context.Context, s backend.SessionID, tube string) error {
-	return b.tubeRef(ctx, "use", "use_tube", s, tube)
+	return b.tubeRef(ctx, "use", "use_tube", s, tube, nil) // the previous tube is known only to SQL
 }
 
 // WatchTube adds tube to s's watch list.
 func (b *Backend) WatchTube(ctx context.Context, s backend.SessionID, tube string) error {
-	return b.tubeRef(ctx, "watch", "watch_tube", s, tube)
+	return b.run(ctx, "watch", func(ctx context.Context) error {
+		_, err := b.pool.Exec(ctx, b.st.get("watch_tube"), string(s), tube) // drops no reference
+		return err
+	})
 }
 
 // IgnoreTube removes tube from s's watch list.
 func (b *Backend) IgnoreTube(ctx context.Context, s backend.SessionID, tube string) error {
-	return b.tubeRef(ctx, "ignore", "ignore_tube", s, tube)
+	return b.tubeRef(ctx, "ignore", "ignore_tube", s, tube, []string{tube})
 }
 
-// tubeRef runs a statement that moves one of a session's tube references, then collects tubes
-// left unreferenced, in one transaction.
-func (b *Backend) tubeRef(ctx context.Context, op, stmt string, s backend.SessionID, tube string) error {
+// tubeRef runs a statement that drops one of a session's tube references, then collects the
+// tubes gc names (nil: any) if left unreferenced, in one transaction.
+func (b *Backend) tubeRef(ctx context.Context, op, stmt string, s backend.SessionID, tube string, gc []string) error {
 	return b.run(ctx, op, func(ctx context.Context) error {
 		bt := &pgx.Batch{}
 		bt.Queue(b.st.get(stmt), string(s), tube)
-		bt.Queue(b.st.get("gc_tubes"), nil)
+		bt.Queue(b.st.get("gc_tubes"), gc)
 		return b.batch(ctx, bt)
 	})
 }

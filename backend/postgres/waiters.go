@@ -32,9 +32,10 @@ func (ws *waiters) add(tubes []string) *waiter {
 	return w
 }
 
-// remove forgets w. A hint w received but will not act on (it is leaving without a job) goes to
-// another waiter of its tubes, so that a job is not left ready while others sleep.
-func (ws *waiters) remove(w *waiter, gotJob bool) {
+// remove forgets w. A hint w holds but will not act on (one still pending, or one that may have
+// arrived as its caller gave up: passOn) goes to another waiter of its tubes, so that a job is
+// not left ready while others sleep.
+func (ws *waiters) remove(w *waiter, passOn bool) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, t := range w.tubes {
@@ -51,7 +52,7 @@ func (ws *waiters) remove(w *waiter, gotJob bool) {
 			ws.byTube[t] = list
 		}
 	}
-	if !gotJob {
+	if passOn || len(w.ch) > 0 {
 		for _, t := range w.tubes {
 			ws.wakeLocked(t, 1)
 		}

@@ -1,6 +1,7 @@
 -- end_sessions: forgets sessions $1: their reserved jobs return to ready at once (counters
 -- unchanged), their tube references are dropped (gc_tubes runs after it). Announces the tubes
--- that got ready jobs and returns them, one entry per job, for the local waiters.
+-- that got ready jobs and returns them, one entry per job, for the local waiters. Not worth a WAL
+-- flush: after a crash the sessions are gone and their reservations ready anyway.
 WITH ended AS (
     DELETE FROM {{schema}}.sessions WHERE id = ANY($1::text[]) RETURNING used_tube
 ), unwatched AS (
@@ -24,3 +25,4 @@ WITH ended AS (
 )
 SELECT array(SELECT tube FROM returned)
 WHERE (SELECT count(*) FROM notified) >= 0
+  AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
