@@ -69,7 +69,7 @@ func testSchema(t *testing.T) string {
 
 // testOptions are the options of a test backend in schema: short lease, short timeouts.
 func testOptions(schema string, clock backend.Clock) Options {
-	return Options{DSN: testURL(), Schema: schema, Clock: clock, LeaseTTL: 1500 * time.Millisecond,
+	return Options{DSN: testURL(), Schema: schema, Clock: clock, LeaseTTL: 1500 * time.Millisecond, VacuumInterval: -1,
 		CommandTimeout: 3 * time.Second}
 }
 

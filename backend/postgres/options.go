@@ -16,6 +16,7 @@ const (
 	DefaultSchema         = "beangate"
 	DefaultCommandTimeout = 5 * time.Second
 	DefaultLeaseTTL       = 5 * time.Second
+	DefaultVacuumInterval = 10 * time.Second
 )
 
 // Options configure a Backend. Zero values take the defaults.
@@ -34,6 +35,9 @@ type Options struct {
 	// LeaseTTL is how long a gateway process stays alive without renewing its heartbeat (default
 	// 5s); renewal happens every LeaseTTL/3.
 	LeaseTTL time.Duration
+	// VacuumInterval is how often one of the gateways vacuums the queue tables (default 10s;
+	// negative: never, leaving it to autovacuum).
+	VacuumInterval time.Duration
 	// SkipMigrate leaves the schema alone at start-up (for teams that run `beangate migrate-db`
 	// themselves). Migrations run by default.
 	SkipMigrate bool
@@ -51,6 +55,9 @@ func (o Options) withDefaults() Options {
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = DefaultLeaseTTL
 	}
+	if o.VacuumInterval == 0 {
+		o.VacuumInterval = DefaultVacuumInterval
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -58,8 +65,9 @@ func (o Options) withDefaults() Options {
 }
 
 // ParseURL turns a backend URL into Options. Besides everything pgx understands it accepts, and
-// removes before connecting, the query parameters schema, command_timeout and lease_ttl (Go
-// durations), e.g. postgres://u@host/db?schema=queue&lease_ttl=3s.
+// removes before connecting, the query parameters schema, command_timeout, lease_ttl and
+// vacuum_interval (Go durations) and migrate (false: SkipMigrate), e.g.
+// postgres://u@host/db?schema=queue&lease_ttl=3s.
 func ParseURL(raw string) (Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -74,7 +82,7 @@ func ParseURL(raw string) (Options, error) {
 	for _, d := range []struct {
 		key string
 		dst *time.Duration
-	}{{"command_timeout", &o.CommandTimeout}, {"lease_ttl", &o.LeaseTTL}} {
+	}{{"command_timeout", &o.CommandTimeout}, {"lease_ttl", &o.LeaseTTL}, {"vacuum_interval", &o.VacuumInterval}} {
 		if v := q.Get(d.key); v != "" {
 			if *d.dst, err = time.ParseDuration(v); err != nil {
 				return Options{}, fmt.Errorf("postgres: backend URL %s: %w", d.key, err)
@@ -88,7 +96,7 @@ func ParseURL(raw string) (Options, error) {
 		}
 		o.SkipMigrate = !m
 	}
-	for _, k := range []string{"schema", "command_timeout", "lease_ttl", "migrate"} {
+	for _, k := range []string{"schema", "command_timeout", "lease_ttl", "vacuum_interval", "migrate"} {
 		q.Del(k)
 	}
 	u.RawQuery = q.Encode()

@@ -17,9 +17,9 @@ func TestParseURL(t *testing.T) {
 	}{
 		{name: "PlainURLKeepsDefaults", url: "postgres://u@h:5432/db?sslmode=disable",
 			want: Options{DSN: "postgres://u@h:5432/db?sslmode=disable"}},
-		{name: "OwnParametersAreTakenOut", url: "postgresql://u@h/db?schema=q&command_timeout=2s&lease_ttl=3s&migrate=false&sslmode=disable",
+		{name: "OwnParametersAreTakenOut", url: "postgresql://u@h/db?schema=q&command_timeout=2s&lease_ttl=3s&vacuum_interval=-1s&migrate=false&sslmode=disable",
 			want: Options{DSN: "postgresql://u@h/db?sslmode=disable", Schema: "q", CommandTimeout: 2 * time.Second,
-				LeaseTTL: 3 * time.Second, SkipMigrate: true}},
+				LeaseTTL: 3 * time.Second, VacuumInterval: -time.Second, SkipMigrate: true}},
 		{name: "OtherSchemeIsRejected", url: "redis://h/0", wantErr: true},
 		{name: "BadDurationIsRejected", url: "postgres://h/db?lease_ttl=soon", wantErr: true},
 	}

@@ -97,6 +97,10 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	b.wg.Add(2)
 	go b.listen(listening)
 	go b.heartbeat()
+	if opts.VacuumInterval > 0 {
+		b.wg.Add(1)
+		go b.vacuumLoop()
+	}
 	select { // a listener not yet listening would miss the first wake-ups; do not wait forever
 	case <-listening:
 	case <-time.After(opts.CommandTimeout):

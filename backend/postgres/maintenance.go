@@ -1,0 +1,59 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// vacuumTables churn the most: every job is inserted, updated two or three times and deleted.
+var vacuumTables = []string{"jobs", "tubes", "counters", "sessions", "session_watches", "processes"}
+
+// vacuumLoop vacuums the queue tables every VacuumInterval, on one gateway at a time (an advisory
+// lock), so that dead rows and index entries of finished jobs do not pile up when autovacuum is
+// off or too slow for a queue's churn; the per-table autovacuum settings of 001_init are the
+// first line, this is the backstop. Reserve scans the front of the ready index, which is exactly
+// where the dead entries of reserved and deleted jobs collect.
+func (b *Backend) vacuumLoop() {
+	defer b.wg.Done()
+	tick := time.NewTicker(b.opts.VacuumInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-tick.C:
+		}
+		if err := b.vacuum(context.Background()); err != nil {
+			b.opts.Logger.Warn("postgres: vacuum failed", "err", err)
+		}
+	}
+}
+
+func (b *Backend) vacuum(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 4*b.opts.CommandTimeout)
+	defer cancel()
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	var locked bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtext('beangate.vacuum.' || $1))", b.opts.Schema).Scan(&locked); err != nil {
+		return err
+	}
+	if !locked {
+		return nil // another gateway is at it
+	}
+	defer func() {
+		_, _ = conn.Exec(context.Background(), "SELECT pg_advisory_unlock(hashtext('beangate.vacuum.' || $1))", b.opts.Schema)
+	}()
+	for _, table := range vacuumTables {
+		// VACUUM cannot run in a transaction: no arguments, so pgx sends it as a simple query.
+		if _, err := conn.Exec(ctx, "VACUUM "+pgx.Identifier{b.opts.Schema, table}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
