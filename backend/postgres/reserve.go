@@ -43,6 +43,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		}
 		info, err := b.reserveWait(ctx, p, now)
 		if err != nil {
+			gaveUp = true
 			return nil, err
 		}
 		if info.ownDeadline != nil && !info.now.Before(info.ownDeadline.Add(-backend.DeadlineSoonMargin)) {
