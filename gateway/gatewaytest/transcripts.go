@@ -325,12 +325,14 @@ func Transcripts() []Transcript {
 			{Send: "reserve-with-timeout 0\r\n", Expect: "TIMED_OUT\r\n"},
 			{Send: "reserve-with-timeout 3\r\n", Expect: "RESERVED 1 1\r\nx\r\n"},
 		}},
-		{Name: "TTRExpiryOnAnIdleConnection", Steps: []Step{
-			{Conn: 0, Send: "put 0 0 1 1\r\nx\r\n", Expect: "INSERTED 1\r\n"},
-			{Conn: 0, Send: "reserve\r\n", Expect: "RESERVED 1 1\r\nx\r\n"},
-			{Conn: 1, Send: "reserve-with-timeout 3\r\n", Expect: "RESERVED 1 1\r\nx\r\n"},
-			{Conn: 1, Send: "stats-job 1\r\n", Expect: "OK {n}\r\n---\nid: 1\ntube: \"default\"\nstate: reserved\npri: 0\nage: {n}\ndelay: 0\nttr: 1\ntime-left: 0\nfile: 0\nreserves: 2\ntimeouts: 1\nreleases: 0\nburies: 0\nkicks: 0\n\r\n"},
-		}},
+		{Name: "TTRExpiryOnAnIdleConnection",
+			Differs: "beanstalkd can leave a reserved job stuck past its TTR while its owner is idle (protocol-spec §3.6; seen in our differential runs)",
+			Steps: []Step{
+				{Conn: 0, Send: "put 0 0 1 1\r\nx\r\n", Expect: "INSERTED 1\r\n"},
+				{Conn: 0, Send: "reserve\r\n", Expect: "RESERVED 1 1\r\nx\r\n"},
+				{Conn: 1, Send: "reserve-with-timeout 3\r\n", Expect: "RESERVED 1 1\r\nx\r\n"},
+				{Conn: 1, Send: "stats-job 1\r\n", Expect: "OK {n}\r\n---\nid: 1\ntube: \"default\"\nstate: reserved\npri: 0\nage: {n}\ndelay: 0\nttr: 1\ntime-left: 0\nfile: 0\nreserves: 2\ntimeouts: 1\nreleases: 0\nburies: 0\nkicks: 0\n\r\n"},
+			}},
 		{Name: "StatsKeysInOrder", Steps: []Step{
 			{Send: "stats\r\n", Expect: "OK {n}\r\n---\ncurrent-jobs-urgent: 0\ncurrent-jobs-ready: 0\ncurrent-jobs-reserved: 0\ncurrent-jobs-delayed: 0\ncurrent-jobs-buried: 0\ncmd-put: 0\ncmd-peek: 0\ncmd-peek-ready: 0\ncmd-peek-delayed: 0\ncmd-peek-buried: 0\ncmd-reserve: 0\ncmd-reserve-with-timeout: 0\ncmd-delete: 0\ncmd-release: 0\ncmd-use: 0\ncmd-watch: 0\ncmd-ignore: 0\ncmd-bury: 0\ncmd-kick: 0\ncmd-touch: 0\ncmd-stats: 1\ncmd-stats-job: 0\ncmd-stats-tube: 0\ncmd-list-tubes: 0\ncmd-list-tube-used: 0\ncmd-list-tubes-watched: 0\ncmd-pause-tube: 0\njob-timeouts: 0\ntotal-jobs: 0\nmax-job-size: 65535\ncurrent-tubes: 1\ncurrent-connections: 1\ncurrent-producers: 0\ncurrent-workers: 0\ncurrent-waiting: 0\ntotal-connections: {n}\npid: {n}\nversion: \"{*}\nrusage-utime: {n}.{n}\nrusage-stime: {n}.{n}\nuptime: {n}\nbinlog-oldest-index: 0\nbinlog-current-index: 0\nbinlog-records-migrated: 0\nbinlog-records-written: 0\nbinlog-max-size: 10485760\ndraining: false\nid: {*}\nhostname: {*}\nos: {*}\nplatform: {*}\n\r\n"},
 		}},
