@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,8 +82,9 @@ func parseTargets(servers, pids string) ([]target, error) {
 		if !ok {
 			addr = name
 		}
-		if name == "" || addr == "" || seen[name] {
-			return nil, fmt.Errorf("-servers: bad or repeated entry %q", item)
+		parts := strings.Split(addr, "+")
+		if name == "" || len(parts) > 2 || slices.Contains(parts, "") || seen[name] {
+			return nil, fmt.Errorf("-servers: bad or repeated entry %q (want name=host:port or name=host:port+host:port)", item)
 		}
 		seen[name] = true
 		targets = append(targets, target{Name: name, Addr: addr})

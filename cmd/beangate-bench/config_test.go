@@ -20,6 +20,10 @@ func TestParseTargets(t *testing.T) {
 			[]target{{Name: "127.0.0.1:1", Addr: "127.0.0.1:1"}}, false},
 		{"pids by name", "a=h:1,b=h:2", "b=42",
 			[]target{{Name: "a", Addr: "h:1"}, {Name: "b", Addr: "h:2", PID: 42}}, false},
+		{"two gateways of one store", "redis=h:1+h:2", "",
+			[]target{{Name: "redis", Addr: "h:1+h:2"}}, false},
+		{"three gateways", "redis=h:1+h:2+h:3", "", nil, true},
+		{"an empty gateway", "redis=h:1+", "", nil, true},
 		{"no servers", "", "", nil, true},
 		{"repeated name", "a=h:1,a=h:2", "", nil, true},
 		{"empty address", "a=", "", nil, true},
@@ -35,6 +39,22 @@ func TestParseTargets(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestTargetAddresses(t *testing.T) {
+	tests := []struct {
+		addr, primary, consumer string
+	}{
+		{"h:1", "h:1", "h:1"},
+		{"h:1+h:2", "h:1", "h:2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			tg := target{Name: "x", Addr: tt.addr}
+			require.Equal(t, tt.primary, tg.primary())
+			require.Equal(t, tt.consumer, tg.consumer())
 		})
 	}
 }

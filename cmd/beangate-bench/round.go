@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"time"
 )
@@ -21,11 +22,23 @@ type options struct {
 	Interval time.Duration `json:"interval_ns"` // reserve-wait, delayed: gap between trickled puts
 }
 
-// target is one server under test.
+// target is one server under test. Addr may name two gateways of one shared store as "A+B":
+// producers connect to A and consumers to B, so every job crosses from one gateway to the other.
 type target struct {
 	Name string `json:"name"`
 	Addr string `json:"addr"`
 	PID  int    `json:"pid,omitempty"`
+}
+
+// primary is the address for producers and for everything that is not a consumer.
+func (t target) primary() string {
+	first, _, _ := strings.Cut(t.Addr, "+")
+	return first
+}
+
+// consumer is the address consumers connect to: the last of "A+B", or the only one.
+func (t target) consumer() string {
+	return t.Addr[strings.LastIndex(t.Addr, "+")+1:]
 }
 
 // Benchmark jobs: TTR far beyond any round so a slow consumer never causes a legitimate
@@ -75,9 +88,14 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// dial opens a connection that the round closes when it fails or ends.
+// dial opens a connection to the primary address that the round closes when it fails or ends.
 func (r *round) dial() (*conn, error) {
-	c, err := dial(r.target.Addr)
+	return r.dialAddr(r.target.primary())
+}
+
+// dialAddr is dial to a given address of the target.
+func (r *round) dialAddr(addr string) (*conn, error) {
+	c, err := dial(addr)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ const statsSamples = 200
 func runConns(r *round) ([]metric, error) {
 	pid := r.target.PID
 	if pid == 0 {
-		pid, _ = pidListeningOn(r.target.Addr) // a remote server: memory is simply not reported
+		pid, _ = pidListeningOn(r.target.primary()) // a remote server: memory is simply not reported
 	}
 	if r.server.rssBaseline == 0 {
 		r.server.rssBaseline = readRSS(pid)
@@ -75,7 +75,7 @@ func openIdle(r *round, n int) ([]*conn, error) {
 		go func() {
 			defer wg.Done()
 			for i := d; i < n; i += dialers {
-				c, err := dial(r.target.Addr)
+				c, err := dial(r.target.primary())
 				if err != nil {
 					errs <- fmt.Errorf("connection %d: %w", i, err)
 					return

@@ -37,7 +37,7 @@ func (r *round) deleteLeftovers() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := dial(r.target.Addr)
+			c, err := dial(r.target.primary())
 			if err != nil {
 				errs[w] = err
 				return
@@ -72,7 +72,7 @@ func (r *round) deleteLeftovers() error {
 // confirmEmpty reserves from every round tube with a zero timeout (anything it gets is a job
 // the harness lost track of) and checks stats-tube counts no job in any state.
 func (r *round) confirmEmpty() error {
-	c, err := dial(r.target.Addr)
+	c, err := dial(r.target.primary())
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func (r *round) dialProducers(n int, delay uint32, next func() next) ([]*produce
 func (r *round) dialConsumers(n int, spread bool, mk func(*conn) *consumer) ([]*consumer, error) {
 	ks := make([]*consumer, n)
 	for i := range ks {
-		c, err := r.dial()
+		c, err := r.dialAddr(r.target.consumer())
 		if err != nil {
 			return nil, err
 		}
