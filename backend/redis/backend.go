@@ -3,6 +3,8 @@
 //
 // Every state change is one Lua script (lua/*.lua, embedded; each opens with its KEYS/ARGV/
 // return contract), so it is atomic across gateways; lua/lib.lua documents the key layout.
+// The scripts are loaded as one Redis Functions library (FUNCTION LOAD, called with FCALL; see
+// scripts.go), reloaded whenever Redis reports it missing.
 // Time is the Redis server's TIME unless a Clock is injected. Delay maturing, TTR expiry and
 // pause expiry are applied inside the scripts that look at a tube, so no sweeper is needed.
 //
@@ -107,7 +109,10 @@ func (b *Backend) start(ctx context.Context) error {
 		return fmt.Errorf("backend/redis: ping: %w", err)
 	}
 	b.checkServerSettings(cctx)
-	if err := b.sc.ensureDefault.Run(cctx, b.client, b.keys, b.base, b.nowArg()).Err(); err != nil {
+	if err := b.sc.load(cctx, b.client); err != nil {
+		return fmt.Errorf("backend/redis: %w", err)
+	}
+	if err := b.client.FCall(cctx, string(b.sc.ensureDefault), b.keys, b.base, b.nowArg()).Err(); err != nil {
 		return fmt.Errorf("backend/redis: init: %w", err)
 	}
 	b.pubsub = b.client.Subscribe(cctx, b.base+":ready")
@@ -115,7 +120,7 @@ func (b *Backend) start(ctx context.Context) error {
 		_ = b.pubsub.Close()
 		return fmt.Errorf("backend/redis: subscribe: %w", err)
 	}
-	b.batch = newBatcher(b.client, batchWorkers, b.opts.CommandTimeout)
+	b.batch = newBatcher(b.client, b.sc, batchWorkers, b.opts.CommandTimeout)
 	b.wg.Add(3)
 	go b.listen()
 	go b.heartbeatLoop()
@@ -169,15 +174,15 @@ func (b *Backend) localNow() time.Time {
 	return b.opts.Clock.Now()
 }
 
-// call runs one script through the batcher, bounded by CommandTimeout. goredis.Nil (a script
+// call runs one function through the batcher, bounded by CommandTimeout. goredis.Nil (a script
 // returning false) becomes backend.ErrNotFound; anything else is an infrastructure error.
-func (b *Backend) call(ctx context.Context, s *goredis.Script, args ...any) (any, error) {
+func (b *Backend) call(ctx context.Context, f fn, args ...any) (any, error) {
 	cctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
 	defer cancel()
 	all := make([]any, 0, len(args)+2)
 	all = append(all, b.base, b.nowArg())
 	all = append(all, args...)
-	res, err := b.batch.run(cctx, s, b.keys, all...)
+	res, err := b.batch.run(cctx, f, b.keys, all...)
 	return res, interpretError(err)
 }
 

@@ -17,6 +17,7 @@ const maxBatch = 256
 // about one Redis round trip per N commands, and Redis reads and writes them in one syscall.
 type batcher struct {
 	client  goredis.UniversalClient
+	lib     *scripts      // reloaded when Redis has lost it
 	timeout time.Duration // bounds each pipeline
 	in      chan *scriptCall
 	quit    chan struct{}
@@ -31,21 +32,21 @@ const (
 	callAbandoned
 )
 
-// scriptCall is one queued EVALSHA; done is closed once res/err are set.
+// scriptCall is one queued FCALL; done is closed once res/err are set.
 type scriptCall struct {
-	state  atomic.Int32
-	ctx    context.Context
-	script *goredis.Script
-	keys   []string
-	args   []any
-	res    any
-	err    error
-	done   chan struct{}
+	state atomic.Int32
+	ctx   context.Context
+	fn    fn
+	keys  []string
+	args  []any
+	res   any
+	err   error
+	done  chan struct{}
 }
 
 // newBatcher starts workers goroutines, each sending one pipeline at a time.
-func newBatcher(client goredis.UniversalClient, workers int, timeout time.Duration) *batcher {
-	b := &batcher{client: client, timeout: timeout, in: make(chan *scriptCall, maxBatch), quit: make(chan struct{})}
+func newBatcher(client goredis.UniversalClient, lib *scripts, workers int, timeout time.Duration) *batcher {
+	b := &batcher{client: client, lib: lib, timeout: timeout, in: make(chan *scriptCall, maxBatch), quit: make(chan struct{})}
 	for range workers {
 		b.wg.Add(1)
 		go b.loop()
@@ -54,8 +55,8 @@ func newBatcher(client goredis.UniversalClient, workers int, timeout time.Durati
 }
 
 // run queues a call and waits for its result or for ctx to end.
-func (b *batcher) run(ctx context.Context, s *goredis.Script, keys []string, args ...any) (any, error) {
-	c := &scriptCall{ctx: ctx, script: s, keys: keys, args: args, done: make(chan struct{})}
+func (b *batcher) run(ctx context.Context, f fn, keys []string, args ...any) (any, error) {
+	c := &scriptCall{ctx: ctx, fn: f, keys: keys, args: args, done: make(chan struct{})}
 	select {
 	case b.in <- c:
 	case <-ctx.Done():
@@ -118,8 +119,8 @@ func (b *batcher) loop() {
 	}
 }
 
-// exec sends one pipeline of EVALSHAs; calls whose script the server does not know (first use,
-// or after a restart or SCRIPT FLUSH) are loaded and retried once.
+// exec sends one pipeline of FCALLs; when the server does not know the library (a restart
+// without persistence, FUNCTION FLUSH) it is loaded again and those calls are retried once.
 func (b *batcher) exec(batch []*scriptCall) {
 	live := batch[:0]
 	for _, c := range batch {
@@ -139,7 +140,7 @@ func (b *batcher) exec(batch []*scriptCall) {
 	cmds := b.pipeline(ctx, live)
 	var retry []*scriptCall
 	for i, c := range live {
-		if err := cmds[i].Err(); goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		if isFunctionNotFound(cmds[i].Err()) {
 			retry = append(retry, c)
 			continue
 		}
@@ -149,19 +150,16 @@ func (b *batcher) exec(batch []*scriptCall) {
 	if len(retry) == 0 {
 		return
 	}
-	loaded := map[*goredis.Script]error{}
-	for _, c := range retry {
-		if _, ok := loaded[c.script]; !ok {
-			loaded[c.script] = c.script.Load(ctx, b.client).Err()
+	if err := b.lib.load(ctx, b.client); err != nil {
+		for _, c := range retry {
+			c.err = err
+			close(c.done)
 		}
+		return
 	}
 	cmds = b.pipeline(ctx, retry)
 	for i, c := range retry {
-		if err := loaded[c.script]; err != nil {
-			c.err = err
-		} else {
-			c.res, c.err = cmds[i].Result()
-		}
+		c.res, c.err = cmds[i].Result()
 		close(c.done)
 	}
 }
@@ -170,7 +168,7 @@ func (b *batcher) pipeline(ctx context.Context, calls []*scriptCall) []*goredis.
 	cmds := make([]*goredis.Cmd, len(calls))
 	pipe := b.client.Pipeline()
 	for i, c := range calls {
-		cmds[i] = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
+		cmds[i] = pipe.FCall(ctx, string(c.fn), c.keys, c.args...)
 	}
 	_, _ = pipe.Exec(ctx) // each command carries its own error
 	return cmds

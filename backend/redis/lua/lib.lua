@@ -1,13 +1,15 @@
--- lib.lua: helpers prepended to every script (not a script by itself).
+-- lib.lua: helpers shared by every operation (not an operation by itself). scripts.go loads
+-- it once as the top of a Redis Functions library; each lua/<op>.lua becomes the body of a
+-- function(KEYS, ARGV) that calls begin first.
 --
--- Calling convention shared by all scripts:
+-- Calling convention shared by all operations:
 --   KEYS[1] = <base>:stats   the namespace's global counters hash; declared so that a Cluster
 --                            client routes the call to the namespace's slot. Every other key is
 --                            built from <base> and carries the same hash tag, so it lives in
 --                            the same slot.
 --   ARGV[1] = <base>         "{prefix}", the namespace's hash tag
 --   ARGV[2] = now            milliseconds since the epoch, or "" to use the Redis server's TIME
---   ARGV[3..]                script-specific
+--   ARGV[3..]                operation-specific
 --
 -- Ids travel as 20-digit zero-padded strings: they are the sorted-set members, so that equal
 -- scores order by id, and they name the job hashes.
@@ -32,16 +34,19 @@
 --   B:lease:<process>          heartbeat key with a TTL
 --   channel B:ready            PUBLISH <tube> whenever a job of <tube> may have become reservable
 
-local B = ARGV[1]
-local STATS = KEYS[1]
-local TUBES = B .. ':tubes'
-local CHAN = B .. ':ready'
-local NOW
-if ARGV[2] ~= '' then
-  NOW = tonumber(ARGV[2])
-else
-  local t = redis.call('TIME')
-  NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- The call's context. Upvalues of every helper, set by begin at the start of each call: a
+-- library's top level runs once, at load, and calls never interleave.
+local B, STATS, TUBES, CHAN, NOW
+
+local function begin(keys, argv)
+  B, STATS = argv[1], keys[1]
+  TUBES, CHAN = B .. ':tubes', B .. ':ready'
+  if argv[2] ~= '' then
+    NOW = tonumber(argv[2])
+  else
+    local t = redis.call('TIME')
+    NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
 end
 
 -- ds formats an integral number without exponent notation.
