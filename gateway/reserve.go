@@ -24,7 +24,9 @@ func (c *conn) reserve(timeout time.Duration) bool {
 	job, err := b.Reserve(ctx, params)
 	cancel()
 	if errors.Is(err, backend.ErrTimedOut) && timeout != 0 {
-		job, err = c.waitReserve(params, timeout)
+		if job, err = c.waitReserve(params, timeout); err == nil {
+			return true // waitReserve has answered
+		}
 	}
 	switch {
 	case err == nil:
@@ -39,6 +41,9 @@ func (c *conn) reserve(timeout time.Duration) bool {
 	return true
 }
 
+// waitReserve waits for a job and, when one comes, answers RESERVED itself: it writes the reply
+// before it stops the hang-up watch, whose stopping costs a read-deadline round trip with the
+// watching goroutine, so that cost is not part of the wake-up latency clients see.
 func (c *conn) waitReserve(params backend.ReserveParams, timeout time.Duration) (*backend.Job, error) {
 	if !c.flush() {
 		return nil, errHangup
@@ -59,6 +64,10 @@ func (c *conn) waitReserve(params backend.ReserveParams, timeout time.Duration) 
 	stop := c.watchHangup(hangup)
 	params.Timeout = timeout
 	job, err := c.srv.cfg.Backend.Reserve(ctx, params)
+	if err == nil {
+		c.out = appendJobReply(c.out, wordReserved, job.ID, job.Body)
+		c.flush() // a failed write shows as the connection's next read error
+	}
 	stop()
 	if err != nil && errors.Is(context.Cause(ctx), errHangup) {
 		return nil, errHangup

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -49,6 +50,8 @@ type Backend struct {
 	timer    backend.Timer // the one event timer; nil when none is armed
 	timerAt  time.Time
 	timerGen uint64 // tells a stale timer callback from the current one
+
+	handedOff bool // the current operation gave a job to a waiting reserve
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -93,10 +96,18 @@ func (b *Backend) begin(ctx context.Context) (time.Time, error) {
 	return now, nil
 }
 
-// end finishes an operation begun with begin: it re-arms the event timer and unlocks.
+// end finishes an operation begun with begin: it re-arms the event timer and unlocks. When the
+// operation handed a job to a waiting reserve, it yields so the waiter's goroutine (queued next
+// on this thread) answers RESERVED before the caller goes on to write its own reply: the
+// wake-up latency is what waiting workers feel, the caller's reply loses only that one step.
 func (b *Backend) end() {
 	b.armLocked()
+	handedOff := b.handedOff
+	b.handedOff = false
 	b.mu.Unlock()
+	if handedOff {
+		runtime.Gosched()
+	}
 }
 
 // session is one client's backend-side state.

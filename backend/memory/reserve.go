@@ -155,6 +155,9 @@ func (b *Backend) finishWaiterLocked(w *waiter, j *backend.Job, err error) {
 		b.waiters.Remove(w.wakeIdx)
 	}
 	delete(w.session.waiters, w)
+	if j != nil {
+		b.handedOff = true
+	}
 	if j != nil || err != nil {
 		w.result <- reserveResult{job: j, err: err}
 	}
