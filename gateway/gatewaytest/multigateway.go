@@ -193,6 +193,35 @@ func (rc *rawConn) do(line string) (string, error) {
 	return reply, nil
 }
 
+// onEveryGateway runs work on each connections per gateway at once, each connection using and
+// watching tube, and returns the first error any of them met.
+func onEveryGateway(gws []*testGateway, each int, tube string, work func(rc *rawConn) error) error {
+	var (
+		wg   sync.WaitGroup
+		errs = make(chan error, len(gws)*each)
+	)
+	for _, g := range gws {
+		for range each {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rc, err := dialRaw(g.addr, tube)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer rc.nc.Close()
+				if err := work(rc); err != nil {
+					errs <- err
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs // nil when the channel is empty
+}
+
 func idsUniqueAcrossGateways(t *testing.T, start func() *testGateway) {
 	const gateways, connsEach, putsEach = 3, 4, 50
 	tube := tubeFor(t)
@@ -203,43 +232,20 @@ func idsUniqueAcrossGateways(t *testing.T, start func() *testGateway) {
 	var (
 		mu   sync.Mutex
 		seen = map[string]int{}
-		wg   sync.WaitGroup
-		errs = make(chan error, gateways*connsEach)
 	)
-	for _, g := range gws {
-		for range connsEach {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				rc, err := dialRaw(g.addr, tube)
-				if err != nil {
-					errs <- err
-					return
-				}
-				defer rc.nc.Close()
-				for range putsEach {
-					rc.nc.SetDeadline(time.Now().Add(ReplyTimeout))
-					if _, err := rc.nc.Write([]byte("put 0 0 60 1\r\nx\r\n")); err != nil {
-						errs <- err
-						return
-					}
-					reply, err := rc.r.ReadString('\n')
-					if err != nil || !strings.HasPrefix(reply, "INSERTED ") {
-						errs <- fmt.Errorf("put: %q, %v", reply, err)
-						return
-					}
-					mu.Lock()
-					seen[strings.TrimSpace(reply[len("INSERTED "):])]++
-					mu.Unlock()
-				}
-			}()
+	err := onEveryGateway(gws, connsEach, tube, func(rc *rawConn) error {
+		for range putsEach {
+			reply, err := rc.do("put 0 0 60 1\r\nx")
+			if err != nil || !strings.HasPrefix(reply, "INSERTED ") {
+				return fmt.Errorf("put: %q, %v", reply, err)
+			}
+			mu.Lock()
+			seen[reply[len("INSERTED "):]]++
+			mu.Unlock()
 		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+		return nil
+	})
+	require.NoError(t, err)
 	require.Len(t, seen, gateways*connsEach*putsEach, "some id was handed out twice")
 }
 
@@ -256,52 +262,31 @@ func exactlyOnceAcrossGateways(t *testing.T, start func() *testGateway) {
 		put[idOf(t, producer.Do(fmt.Sprintf("put %d 0 60 1\r\nx\r\n", i%5), "INSERTED {n}\r\n"))] = true
 	}
 	var (
-		mu   sync.Mutex
-		got  = map[string]int{}
-		wg   sync.WaitGroup
-		errs = make(chan error, gateways*workersEach)
+		mu  sync.Mutex
+		got = map[string]int{}
 	)
-	for _, g := range gws {
-		for range workersEach {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				rc, err := dialRaw(g.addr, tube)
-				if err != nil {
-					errs <- err
-					return
-				}
-				defer rc.nc.Close()
-				for {
-					reply, err := rc.do("reserve-with-timeout 1")
-					if err != nil {
-						errs <- err
-						return
-					}
-					if reply == "TIMED_OUT" {
-						return
-					}
-					f := strings.Fields(reply)
-					if len(f) != 3 || f[0] != "RESERVED" {
-						errs <- fmt.Errorf("reserve: %q", reply)
-						return
-					}
-					mu.Lock()
-					got[f[1]]++
-					mu.Unlock()
-					if reply, err := rc.do("delete " + f[1]); err != nil || reply != "DELETED" {
-						errs <- fmt.Errorf("delete %s: %q, %v", f[1], reply, err)
-						return
-					}
-				}
-			}()
+	err := onEveryGateway(gws, workersEach, tube, func(rc *rawConn) error {
+		for {
+			reply, err := rc.do("reserve-with-timeout 1")
+			if err != nil {
+				return err
+			}
+			if reply == "TIMED_OUT" {
+				return nil
+			}
+			f := strings.Fields(reply)
+			if len(f) != 3 || f[0] != "RESERVED" {
+				return fmt.Errorf("reserve: %q", reply)
+			}
+			mu.Lock()
+			got[f[1]]++
+			mu.Unlock()
+			if reply, err := rc.do("delete " + f[1]); err != nil || reply != "DELETED" {
+				return fmt.Errorf("delete %s: %q, %v", f[1], reply, err)
+			}
 		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	})
+	require.NoError(t, err)
 	require.Len(t, got, jobs, "every job must be delivered")
 	for id, n := range got {
 		require.True(t, put[id], "job %s was never put", id)
