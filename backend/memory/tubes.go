@@ -74,8 +74,8 @@ func (b *Backend) unrefLocked(t *tube) {
 	b.order = b.order[:last]
 }
 
-// UseTube makes tube the session's used tube.
-func (b *Backend) UseTube(ctx context.Context, id backend.SessionID, name string) error {
+// withSession runs fn on session id's state under the lock, as every tube-list change does.
+func (b *Backend) withSession(ctx context.Context, id backend.SessionID, fn func(s *session) error) error {
 	if _, err := b.begin(ctx); err != nil {
 		return err
 	}
@@ -84,57 +84,52 @@ func (b *Backend) UseTube(ctx context.Context, id backend.SessionID, name string
 	if err != nil {
 		return err
 	}
-	t := b.tubeLocked(name)
-	if t == s.using {
+	return fn(s)
+}
+
+// UseTube makes tube the session's used tube.
+func (b *Backend) UseTube(ctx context.Context, id backend.SessionID, name string) error {
+	return b.withSession(ctx, id, func(s *session) error {
+		t := b.tubeLocked(name)
+		if t == s.using {
+			return nil
+		}
+		old := s.using
+		t.using++
+		s.using = t
+		old.using--
+		b.unrefLocked(old)
 		return nil
-	}
-	old := s.using
-	t.using++
-	s.using = t
-	old.using--
-	b.unrefLocked(old)
-	return nil
+	})
 }
 
 // WatchTube adds tube to the session's watch list.
 func (b *Backend) WatchTube(ctx context.Context, id backend.SessionID, name string) error {
-	if _, err := b.begin(ctx); err != nil {
-		return err
-	}
-	defer b.end()
-	s, err := b.sessionLocked(id)
-	if err != nil {
-		return err
-	}
-	t := b.tubeLocked(name)
-	if _, ok := s.watching[t]; !ok {
-		s.watching[t] = struct{}{}
-		t.watching++
-	}
-	return nil
+	return b.withSession(ctx, id, func(s *session) error {
+		t := b.tubeLocked(name)
+		if _, ok := s.watching[t]; !ok {
+			s.watching[t] = struct{}{}
+			t.watching++
+		}
+		return nil
+	})
 }
 
 // IgnoreTube removes tube from the session's watch list; it never creates the tube.
 func (b *Backend) IgnoreTube(ctx context.Context, id backend.SessionID, name string) error {
-	if _, err := b.begin(ctx); err != nil {
-		return err
-	}
-	defer b.end()
-	s, err := b.sessionLocked(id)
-	if err != nil {
-		return err
-	}
-	t := b.tubes[name]
-	if t == nil {
+	return b.withSession(ctx, id, func(s *session) error {
+		t := b.tubes[name]
+		if t == nil {
+			return nil
+		}
+		if _, ok := s.watching[t]; !ok {
+			return nil
+		}
+		delete(s.watching, t)
+		t.watching--
+		b.unrefLocked(t)
 		return nil
-	}
-	if _, ok := s.watching[t]; !ok {
-		return nil
-	}
-	delete(s.watching, t)
-	t.watching--
-	b.unrefLocked(t)
-	return nil
+	})
 }
 
 // ListTubes names every existing tube, in beanstalkd's order.
