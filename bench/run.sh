@@ -14,6 +14,8 @@
 #   BEANGATE_REDIS_URL    also run beangate --backend $BEANGATE_REDIS_URL ("beangate-redis")
 #   BEANGATE_PG_URL       also run beangate --backend $BEANGATE_PG_URL ("beangate-pg"), plus
 #                         beanstalkd with a binlog (-b DIR -f0) as its durable reference
+#   BENCH_GATEWAYS=2      gateways per shared-store target (Redis, Postgres): with 2, producers
+#                         use one and consumers the other; 1 measures a single gateway
 # If cmd/beangate does not build, a second beanstalkd stands in for it (a harness sanity check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,23 +62,43 @@ free_port() {
 
 servers=""
 server_pids=""
-# start NAME CMD...: run a server on a free port (CMD gets -l 127.0.0.1 -p PORT appended) and
-# wait until it accepts connections.
-start() {
-  local name=$1 port
-  shift
+# launch NAME LOG CMD...: run a server on a free port (CMD gets -l 127.0.0.1 -p PORT appended),
+# wait until it accepts connections, and set addr and pid.
+launch() {
+  local name=$1 log=$2 port
+  shift 2
   port=$(free_port)
-  "$@" -l 127.0.0.1 -p "$port" >"$out/$name.log" 2>&1 &
-  local pid=$!
+  "$@" -l 127.0.0.1 -p "$port" >"$log" 2>&1 &
+  pid=$!
   pids+=("$pid")
   for _ in $(seq 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || { echo "run.sh: $name exited; see $out/$name.log" >&2; exit 1; }
+    kill -0 "$pid" 2>/dev/null || { echo "run.sh: $name exited; see $log" >&2; exit 1; }
     sleep 0.05
   done
-  servers="${servers:+$servers,}$name=127.0.0.1:$port"
+  addr=127.0.0.1:$port
+  echo "run.sh: $name on $addr (pid $pid)" >&2
+}
+
+# start NAME CMD...: one server, one target.
+start() {
+  local name=$1
+  shift
+  launch "$name" "$out/$name.log" "$@"
+  servers="${servers:+$servers,}$name=$addr"
   server_pids="${server_pids:+$server_pids,}$name=$pid"
-  echo "run.sh: $name on 127.0.0.1:$port (pid $pid)" >&2
+}
+
+# start_pair NAME CMD...: two gateways of one shared store as one target "A+B": producers
+# connect to A, consumers to B, so every job crosses gateways (memory is A's).
+start_pair() {
+  local name=$1 first first_pid
+  shift
+  launch "$name-a" "$out/$name-a.log" "$@"
+  first=$addr first_pid=$pid
+  launch "$name-b" "$out/$name-b.log" "$@"
+  servers="${servers:+$servers,}$name=$first+$addr"
+  server_pids="${server_pids:+$server_pids,}$name=$first_pid"
 }
 
 start beanstalkd "$beanstalkd"
@@ -86,13 +108,17 @@ else
   echo "run.sh: cmd/beangate does not build: comparing beanstalkd with itself" >&2
   start beanstalkd-b "$beanstalkd"
 fi
+# A shared store is measured through two gateways (see start_pair) unless BENCH_GATEWAYS=1.
+start_shared() {
+  if [ "${BENCH_GATEWAYS:-2}" = 1 ]; then start "$@"; else start_pair "$@"; fi
+}
 if [ -n "${BEANGATE_REDIS_URL:-}" ] && [ "$have_beangate" = 1 ]; then
-  start beangate-redis "$out/beangate" --backend "$BEANGATE_REDIS_URL"
+  start_shared beangate-redis "$out/beangate" --backend "$BEANGATE_REDIS_URL"
 fi
 if [ -n "${BEANGATE_PG_URL:-}" ] && [ "$have_beangate" = 1 ]; then
   mkdir -p "$out/binlog"
   start beanstalkd-durable "$beanstalkd" -b "$out/binlog" -f0
-  start beangate-pg "$out/beangate" --backend "$BEANGATE_PG_URL"
+  start_shared beangate-pg "$out/beangate" --backend "$BEANGATE_PG_URL"
 fi
 
 bench() {
