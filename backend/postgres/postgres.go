@@ -178,11 +178,18 @@ func (b *Backend) promote(bt *pgx.Batch) {
 // lookups whose best plan does not depend on the values: planning the reserve CTE for each call
 // (a custom plan) costs more than running it, so generic plans are forced.
 //
+// Sequential scans are disabled: a generic plan is made once, when a connection first runs a
+// statement (and again after each VACUUM invalidates it), and a queue table is often empty or tiny
+// at that moment, so the planner rightly prefers a seq scan then — and the plan is kept while the
+// table grows to thousands of rows, every reserve and delete reading all of them (this was most
+// of the database's CPU under load). Every statement is written for an index; the few that have
+// none (one-row tables) still get their seq scan, as disabling only penalises it.
+//
 // synchronous_commit is on, whatever the server's default: an acknowledged put, delete, release,
 // bury or kick must be on disk. Statements that need no durability (reserve, touch, session
 // bookkeeping) turn it off for their own transaction.
 func tuneConnConfig(cfg *pgx.ConnConfig) {
-	for k, v := range map[string]string{"plan_cache_mode": "force_generic_plan", "synchronous_commit": "on"} {
+	for k, v := range map[string]string{"plan_cache_mode": "force_generic_plan", "enable_seqscan": "off", "synchronous_commit": "on"} {
 		if _, set := cfg.RuntimeParams[k]; !set {
 			cfg.RuntimeParams[k] = v
 		}
