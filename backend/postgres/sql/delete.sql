@@ -8,9 +8,17 @@
 WITH input AS (
     SELECT * FROM unnest($2::bigint[], $3::text[]) AS i(id, session)
 ), deleted AS (
-    DELETE FROM {{schema}}.jobs j USING input i
-    WHERE j.id = i.id AND (j.state <> 3 OR j.reserved_by = i.session OR j.due_at <= {{now}})
-    RETURNING j.id, j.tube, i.session, (j.state = 3 AND j.due_at <= {{now}}) AS expired
+    -- Jobs are found by id = ANY (an index condition), not by a join with input, whose generic
+    -- plan could scan the whole primary key; the session allowed to delete is looked up after.
+    DELETE FROM {{schema}}.jobs j
+    WHERE j.id = ANY($2::bigint[])
+      AND EXISTS (SELECT 1 FROM input i
+                  WHERE i.id = j.id AND (j.state <> 3 OR j.reserved_by = i.session OR j.due_at <= {{now}}))
+    RETURNING j.id, j.tube,
+        (SELECT i.session FROM input i
+         WHERE i.id = j.id AND (j.state <> 3 OR j.reserved_by = i.session OR j.due_at <= {{now}})
+         LIMIT 1) AS session,
+        (j.state = 3 AND j.due_at <= {{now}}) AS expired
 ), timed_out AS (
     UPDATE {{schema}}.counters SET job_timeouts = job_timeouts + (SELECT count(*) FROM deleted WHERE expired)
     WHERE id = 1 AND EXISTS (SELECT 1 FROM deleted WHERE expired)
@@ -18,9 +26,9 @@ WITH input AS (
     SELECT tube, count(*) AS n FROM deleted GROUP BY tube
 ), counted AS (
     UPDATE {{schema}}.tubes t
-    SET jobs_count = t.jobs_count - p.n, cmd_delete = t.cmd_delete + p.n
-    FROM per_tube p
-    WHERE t.name = p.tube
+    SET jobs_count = t.jobs_count - (SELECT n FROM per_tube p WHERE p.tube = t.name),
+        cmd_delete = t.cmd_delete + (SELECT n FROM per_tube p WHERE p.tube = t.name)
+    WHERE t.name = ANY(ARRAY(SELECT tube FROM per_tube))
     RETURNING t.name, t.jobs_count = 0 AND t.using_count = 0 AND t.watching_count = 0 AS unreferenced
 )
 SELECT id, session FROM deleted

@@ -15,7 +15,7 @@ WITH has_buried AS (
         ORDER BY due_at, id LIMIT $2::bigint FOR UPDATE SKIP LOCKED) delayed
 ), kicked AS (
     UPDATE {{schema}}.jobs SET state = 1, due_at = NULL, buried_seq = NULL, kicks = kicks + 1
-    WHERE id IN (SELECT id FROM picked)
+    WHERE id = ANY(ARRAY(SELECT id FROM picked)) -- an index condition, not a semi join
     RETURNING id
 ), notified AS (
     SELECT pg_notify({{channel}}, {{origin}} || ' ' || n || ' ' || $1::text)

@@ -15,11 +15,11 @@ WITH due AS (
     FOR UPDATE SKIP LOCKED
 ), readied AS (
     UPDATE {{schema}}.jobs SET state = 1, due_at = NULL
-    WHERE id IN (SELECT id FROM due)
+    WHERE id = ANY(ARRAY(SELECT id FROM due)) -- an index condition, not a semi join
     RETURNING id
 ), timed_out AS (
     UPDATE {{schema}}.jobs SET state = 1, due_at = NULL, reserved_by = NULL, timeouts = timeouts + 1
-    WHERE id IN (SELECT id FROM expired)
+    WHERE id = ANY(ARRAY(SELECT id FROM expired))
     RETURNING id
 ), counted AS (
     UPDATE {{schema}}.counters SET job_timeouts = job_timeouts + (SELECT count(*) FROM timed_out)

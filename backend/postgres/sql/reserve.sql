@@ -9,8 +9,8 @@
 WITH active AS (
     SELECT w.name
     FROM unnest($2::text[]) AS w(name)
-    WHERE NOT EXISTS (
-        SELECT 1 FROM {{schema}}.tubes t WHERE t.name = w.name AND t.pause_until > {{now}})
+    -- A scalar subquery per tube (not an anti join) so that the tube row is found by its key.
+    WHERE (SELECT t.pause_until > {{now}} FROM {{schema}}.tubes t WHERE t.name = w.name) IS NOT TRUE
 ), candidates AS (
     SELECT c.id, c.priority, c.expired
     FROM active a
@@ -33,12 +33,14 @@ WITH active AS (
 ), best AS (
     SELECT id, expired FROM candidates ORDER BY priority, id LIMIT 1
 ), reserved AS (
+    -- j.id = (subquery), not a join with best: a generic plan made while the table was small
+    -- would join through a full scan of the primary key.
     UPDATE {{schema}}.jobs j
     SET state = 3, reserved_by = $3::text, due_at = {{now}} + j.ttr_us * interval '1 microsecond',
-        buried_seq = NULL, reserves = j.reserves + 1, timeouts = j.timeouts + best.expired::int
-    FROM best
-    WHERE j.id = best.id
-    RETURNING j.id, j.tube, j.priority, j.body, best.expired
+        buried_seq = NULL, reserves = j.reserves + 1,
+        timeouts = j.timeouts + (SELECT expired FROM best)::int
+    WHERE j.id = (SELECT id FROM best)
+    RETURNING j.id, j.tube, j.priority, j.body, (SELECT expired FROM best) AS expired
 ), counted AS (
     UPDATE {{schema}}.counters SET job_timeouts = job_timeouts + 1
     WHERE id = 1 AND EXISTS (SELECT 1 FROM reserved WHERE expired)
