@@ -42,8 +42,10 @@ var _ backend.Backend = (*Backend)(nil)
 
 var errClosed = errors.New("backend/redis: closed")
 
-// batchWorkers is how many pipelines may be in flight at once.
-const batchWorkers = 4
+// pipelinesInFlight is how many pipelines may be in flight at once. One more keeps Redis busy
+// while a reply travels back; beyond that the calls only split into smaller batches, each
+// costing its own syscalls (1, 2 and 4 measured the same in `cycle` at 16 connections).
+const pipelinesInFlight = 2
 
 // Backend is a backend.Backend on Redis. Use New.
 type Backend struct {
@@ -91,6 +93,9 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		ro.DialTimeout, ro.PoolTimeout = opts.CommandTimeout, opts.CommandTimeout
 		ro.MaxRetries = -1 // a state change must not be applied twice
 		ro.ContextTimeoutEnabled = true
+		// RESP2: with RESP3 go-redis peeks the socket for push notifications before every
+		// pipeline, one more syscall per round trip; nothing here uses RESP3.
+		ro.Protocol = 2
 		b.client, b.ownClient = goredis.NewClient(ro), true
 	}
 	if err := b.start(ctx); err != nil {
@@ -120,7 +125,7 @@ func (b *Backend) start(ctx context.Context) error {
 		_ = b.pubsub.Close()
 		return fmt.Errorf("backend/redis: subscribe: %w", err)
 	}
-	b.batch = newBatcher(b.client, b.sc, batchWorkers, b.opts.CommandTimeout)
+	b.batch = newBatcher(b.client, b.sc, pipelinesInFlight, b.opts.CommandTimeout)
 	b.wg.Add(3)
 	go b.listen()
 	go b.heartbeatLoop()

@@ -2,8 +2,8 @@ package redis
 
 import (
 	"context"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -12,122 +12,151 @@ import (
 // maxBatch bounds one pipeline, so that a burst does not delay the first callers for long.
 const maxBatch = 256
 
-// batcher coalesces script calls from many sessions into pipelines: while one pipeline is in
-// flight, calls queue up and go out together in the next one. With N sessions active that is
-// about one Redis round trip per N commands, and Redis reads and writes them in one syscall.
+// batcher coalesces function calls from many sessions into pipelines: while maxInFlight
+// pipelines are out, calls queue up and go out together in the next one. With N sessions
+// active that is about one Redis round trip per N commands, and Redis reads and writes them in
+// one syscall.
+//
+// There are no worker goroutines: a caller that finds a free pipeline slot sends the queue
+// itself (it leads), and when its pipeline is answered it hands the slot to the first caller
+// still queued, which is woken for its result anyway. So a lone caller talks to Redis from its
+// own goroutine, with no hand-off to another goroutine and back, and none waits for a timer.
 type batcher struct {
-	client  goredis.UniversalClient
-	lib     *scripts      // reloaded when Redis has lost it
-	timeout time.Duration // bounds each pipeline
-	in      chan *scriptCall
-	quit    chan struct{}
-	wg      sync.WaitGroup
+	client      goredis.UniversalClient
+	lib         *scripts      // reloaded when Redis has lost it
+	timeout     time.Duration // bounds each pipeline
+	maxInFlight int
+
+	mu       sync.Mutex
+	queue    []*scriptCall
+	inFlight int // pipelines being sent or awaited, each by its leader
+	closed   bool
 }
 
-// Call states: a queued call is either sent (then its caller waits for the result, so that a
-// state change that happened is never lost) or abandoned by its caller before being sent.
-const (
-	callQueued int32 = iota
-	callSent
-	callAbandoned
-)
-
-// scriptCall is one queued FCALL; done is closed once res/err are set.
+// scriptCall is one queued FCALL. wake (capacity 1) is signalled once: when res/err are set,
+// or when the call's goroutine must lead (lead set first).
 type scriptCall struct {
-	state atomic.Int32
-	ctx   context.Context
-	fn    fn
-	keys  []string
-	args  []any
-	res   any
-	err   error
-	done  chan struct{}
+	ctx  context.Context
+	fn   fn
+	keys []string
+	args []any
+	res  any
+	err  error
+	wake chan struct{}
+
+	// Guarded by batcher.mu.
+	queued bool // in batcher.queue
+	lead   bool // this call's goroutine must send the next pipeline
 }
 
-// newBatcher starts workers goroutines, each sending one pipeline at a time.
-func newBatcher(client goredis.UniversalClient, lib *scripts, workers int, timeout time.Duration) *batcher {
-	b := &batcher{client: client, lib: lib, timeout: timeout, in: make(chan *scriptCall, maxBatch), quit: make(chan struct{})}
-	for range workers {
-		b.wg.Add(1)
-		go b.loop()
-	}
-	return b
+func newBatcher(client goredis.UniversalClient, lib *scripts, maxInFlight int, timeout time.Duration) *batcher {
+	return &batcher{client: client, lib: lib, timeout: timeout, maxInFlight: maxInFlight}
 }
 
-// run queues a call and waits for its result or for ctx to end.
+// run queues a call and waits for its result or for ctx to end. A call already sent is always
+// waited for, so that a state change that happened is never lost.
 func (b *batcher) run(ctx context.Context, f fn, keys []string, args ...any) (any, error) {
-	c := &scriptCall{ctx: ctx, fn: f, keys: keys, args: args, done: make(chan struct{})}
-	select {
-	case b.in <- c:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-b.quit:
+	c := &scriptCall{ctx: ctx, fn: f, keys: keys, args: args, wake: make(chan struct{}, 1)}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
 		return nil, errClosed
 	}
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		if c.state.CompareAndSwap(callQueued, callAbandoned) {
-			return nil, ctx.Err()
-		}
-		<-c.done // already sent: bounded by the pipeline's own timeout
-	case <-b.quit:
-		if c.state.CompareAndSwap(callQueued, callAbandoned) {
-			return nil, errClosed // queued after the workers stopped
-		}
-		<-c.done
+	c.queued = true
+	b.queue = append(b.queue, c)
+	lead := b.inFlight < b.maxInFlight
+	if lead {
+		b.inFlight++
 	}
-	return c.res, c.err
-}
-
-func (b *batcher) stop() {
-	close(b.quit)
-	b.wg.Wait()
-	// Fail whatever is still queued, so that no caller waits for its own timeout.
+	b.mu.Unlock()
+	if lead {
+		b.send()
+	}
+	done := ctx.Done()
 	for {
 		select {
-		case c := <-b.in:
-			c.err = errClosed
-			close(c.done)
-		default:
-			return
-		}
-	}
-}
-
-func (b *batcher) loop() {
-	defer b.wg.Done()
-	batch := make([]*scriptCall, 0, maxBatch)
-	for {
-		batch = batch[:0]
-		select {
-		case c := <-b.in:
-			batch = append(batch, c)
-		case <-b.quit:
-			return
-		}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case c := <-b.in:
-				batch = append(batch, c)
-			default:
-				break drain
+		case <-c.wake:
+		case <-done:
+			b.mu.Lock()
+			if c.queued && !c.lead {
+				b.queue = slices.DeleteFunc(b.queue, func(q *scriptCall) bool { return q == c })
+				b.mu.Unlock()
+				return nil, ctx.Err()
 			}
+			b.mu.Unlock()
+			done = nil // sent, or about to lead: wait for it (bounded by the pipeline timeout)
+			continue
 		}
-		b.exec(batch)
+		b.mu.Lock()
+		lead := c.lead
+		c.lead = false
+		b.mu.Unlock()
+		if !lead {
+			return c.res, c.err
+		}
+		b.send()
 	}
 }
 
-// exec sends one pipeline of FCALLs; when the server does not know the library (a restart
-// without persistence, FUNCTION FLUSH) it is loaded again and those calls are retried once.
-func (b *batcher) exec(batch []*scriptCall) {
-	live := batch[:0]
+// send is run by the leader: it sends the queue (up to maxBatch) as one pipeline, then hands
+// its slot to the first call still queued, or gives it back.
+func (b *batcher) send() {
+	b.mu.Lock()
+	n := min(len(b.queue), maxBatch)
+	batch := slices.Clone(b.queue[:n])
+	b.queue = slices.Delete(b.queue, 0, n)
 	for _, c := range batch {
-		if c.ctx.Err() != nil || !c.state.CompareAndSwap(callQueued, callSent) {
-			// The caller gave up: do not run a state change nobody will hear of.
-			c.err = context.Canceled
-			close(c.done)
+		c.queued = false
+	}
+	b.mu.Unlock()
+
+	b.exec(batch)
+
+	b.mu.Lock()
+	if len(b.queue) > 0 && !b.closed {
+		next := b.queue[0]
+		next.lead = true
+		b.mu.Unlock()
+		signal(next.wake)
+		return
+	}
+	b.inFlight--
+	b.mu.Unlock()
+}
+
+// stop fails every call still queued and makes later ones fail at once; pipelines in flight
+// finish (bounded by their timeout).
+func (b *batcher) stop() {
+	b.mu.Lock()
+	b.closed = true
+	queued := b.queue
+	b.queue = nil
+	for _, c := range queued {
+		c.queued, c.lead = false, false
+		c.err = errClosed
+	}
+	b.mu.Unlock()
+	for _, c := range queued {
+		signal(c.wake)
+	}
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// exec sends one pipeline of FCALLs and sets every call's result; when the server does not know
+// the library (a restart without persistence, FUNCTION FLUSH) it is loaded again and those calls
+// are retried once. Calls whose caller already gave up are not sent: nobody would hear of them.
+func (b *batcher) exec(batch []*scriptCall) {
+	live := batch[:0:0]
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			c.err = err
+			signal(c.wake)
 			continue
 		}
 		live = append(live, c)
@@ -145,7 +174,7 @@ func (b *batcher) exec(batch []*scriptCall) {
 			continue
 		}
 		c.res, c.err = cmds[i].Result()
-		close(c.done)
+		signal(c.wake)
 	}
 	if len(retry) == 0 {
 		return
@@ -153,14 +182,14 @@ func (b *batcher) exec(batch []*scriptCall) {
 	if err := b.lib.load(ctx, b.client); err != nil {
 		for _, c := range retry {
 			c.err = err
-			close(c.done)
+			signal(c.wake)
 		}
 		return
 	}
 	cmds = b.pipeline(ctx, retry)
 	for i, c := range retry {
 		c.res, c.err = cmds[i].Result()
-		close(c.done)
+		signal(c.wake)
 	}
 }
 

@@ -47,9 +47,16 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 	if err != nil {
 		return nil, err
 	}
+	left := r.dur(7)
+	if left > 0 && b.opts.Clock == nil {
+		// Redis TIME is read in whole ms, so a job reserved or delayed in this same ms shows its
+		// full TTR or delay. Some time has always passed since: beanstalkd's ns clock shows a
+		// 1 s TTR as time-left 0 at once, and so do we.
+		left -= time.Microsecond
+	}
 	js := &backend.JobStats{
 		ID: uint64(r.int(0)), Tube: r.str(1), State: st, Priority: uint32(r.int(3)),
-		Age: r.dur(4), Delay: r.dur(5), TTR: r.dur(6), TimeLeft: r.dur(7),
+		Age: r.dur(4), Delay: r.dur(5), TTR: r.dur(6), TimeLeft: left,
 		Reserves: uint32(r.int(8)), Timeouts: uint32(r.int(9)), Releases: uint32(r.int(10)),
 		Buries: uint32(r.int(11)), Kicks: uint32(r.int(12)),
 	}

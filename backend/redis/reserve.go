@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -18,6 +19,7 @@ var errSessionEnded = errors.New("backend/redis: session ended")
 // reserveOutcome is the decoded reply of reserve.lua.
 type reserveOutcome struct {
 	job  *backend.Job
+	more bool // a watched tube still has a ready job
 	soon bool
 	next int64 // ms when the answer may change by itself; -1: only a publish can change it
 	now  int64 // the script's now, ms
@@ -37,6 +39,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		due     dueTimer
 		safety  *time.Ticker
 		final   bool
+		counted bool // the last try counted this reserve as waiting (see notify in lib.lua)
 	)
 	defer func() {
 		due.clearAndStop()
@@ -48,7 +51,13 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		if w.ended.Load() {
 			return nil, errSessionEnded
 		}
-		out, err := b.tryReserve(ctx, p)
+		willWait := p.Timeout != 0 && !final
+		out, err := b.tryReserve(ctx, p, counted, willWait)
+		counted = err == nil && willWait && out.job == nil && !out.soon
+		if err == nil && out.more {
+			// Jobs remain: a publish woke only one waiter per gateway, so pass it on.
+			b.waiters.wakeOne(p.Tubes, w)
+		}
 		if err == nil && out.job != nil && w.ended.Load() {
 			// EndSession ran while this try was in flight: return the job it would strand.
 			return nil, errors.Join(errSessionEnded, b.EndSession(context.WithoutCancel(ctx), p.Session))
@@ -94,9 +103,18 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 	}
 }
 
-func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams) (reserveOutcome, error) {
-	args := make([]any, 0, 2+len(p.Tubes))
-	args = append(args, string(p.Session), ms(backend.DeadlineSoonMargin))
+// tryReserve runs the reserve script once. uncount: the previous try counted this reserve as
+// waiting; count: count it as waiting if nothing is found (it will wait).
+func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncount, count bool) (reserveOutcome, error) {
+	mode := 0
+	if uncount {
+		mode++
+	}
+	if count {
+		mode += 2
+	}
+	args := make([]any, 0, 3+len(p.Tubes))
+	args = append(args, string(p.Session), ms(backend.DeadlineSoonMargin), strconv.Itoa(mode))
 	for _, t := range p.Tubes {
 		args = append(args, t)
 	}
@@ -108,7 +126,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams) (rese
 	switch r.int(0) {
 	case 1:
 		j, err := r.job(1)
-		return reserveOutcome{job: j}, err
+		return reserveOutcome{job: j, more: r.int(5) == 1}, err
 	case 2:
 		return reserveOutcome{soon: true}, r.err
 	}

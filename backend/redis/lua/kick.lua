@@ -18,5 +18,5 @@ for _, m in ipairs(ms) do
   to_ready(t, m, redis.call('HGET', kjob(m), 'p'))
   redis.call('HINCRBY', kjob(m), 'nkick', 1)
 end
-if #ms > 0 then redis.call('PUBLISH', CHAN, t) end
+if #ms > 0 then notify(t) end
 return #ms

@@ -18,7 +18,8 @@
 --   B:stats                    hash: total (jobs put), timeouts, buryseq
 --   B:ids                      INCR job id sequence
 --   B:tubes                    zset tube -> slot (list-tubes order, as beanstalkd's array)
---   B:t:<tube>                 hash: total, deletes, pauses, using, watching, pd (pause ms), pu (pause until)
+--   B:t:<tube>                 hash: total, deletes, pauses, using, watching, pd (pause ms), pu (pause
+--                              until), wt (reserves waiting on the tube, see notify)
 --   B:t:<tube>:ready           zset id -> priority
 --   B:t:<tube>:delayed         zset id -> due ms
 --   B:t:<tube>:reserved        zset id -> TTR deadline ms
@@ -26,13 +27,14 @@
 --   B:j:<id>                   hash: b body, t tube, p pri, ttr, d delay, c created, s state,
 --                              a due/deadline; o owner session and the counters nres ntim
 --                              nrel nbur nkick are absent until set
---   B:s:<session>              hash: use
+--   B:s:<session>              hash: use; wt the tubes its waiting reserve counts in, \n-joined
 --   B:s:<session>:w            set of watched tubes
 --   B:s:<session>:r            zset id -> deadline of the session's reservations
 --   B:procs                    set of gateway processes with sessions
 --   B:p:<process>              set of the process's sessions
 --   B:lease:<process>          heartbeat key with a TTL
 --   channel B:ready            PUBLISH <tube> whenever a job of <tube> may have become reservable
+--                              and a reserve waits on <tube> (see notify)
 
 -- The call's context. Upvalues of every helper, set by begin at the start of each call: a
 -- library's top level runs once, at load, and calls never interleave.
@@ -63,6 +65,30 @@ local function kwatch(s) return B .. ':s:' .. s .. ':w' end
 local function ksres(s) return B .. ':s:' .. s .. ':r' end
 local function kproc(p) return B .. ':p:' .. p end
 local function klease(p) return B .. ':lease:' .. p end
+
+-- notify publishes tube t, whose job may have become reservable, if a reserve waits on it. A
+-- waiting reserve counts itself in each watched tube's wt (wait, in the reserve script) until
+-- its next try or its session's end (unwait); a count left behind by a failed call only costs
+-- needless publishes. Correctness never depends on a publish: waiters also poll.
+local function notify(t)
+  local n = redis.call('HGET', ktube(t), 'wt')
+  if n and tonumber(n) > 0 then redis.call('PUBLISH', CHAN, t) end
+end
+
+-- unwait removes session s's waiting reserve from the counts, if it is counted.
+local function unwait(s)
+  local wt = redis.call('HGET', ksess(s), 'wt')
+  if not wt then return end
+  for t in string.gmatch(wt, '[^\n]+') do redis.call('HINCRBY', ktube(t), 'wt', -1) end
+  redis.call('HDEL', ksess(s), 'wt')
+end
+
+-- wait counts session s's reserve as waiting on tubes (a Lua array).
+local function wait(s, tubes)
+  unwait(s)
+  for _, t in ipairs(tubes) do redis.call('HINCRBY', ktube(t), 'wt', 1) end
+  redis.call('HSET', ksess(s), 'wt', table.concat(tubes, '\n'))
+end
 
 local function tube_exists(t) return redis.call('ZSCORE', TUBES, t) ~= false end
 
@@ -104,7 +130,7 @@ end
 
 -- tick applies every due transition of tube t: delayed jobs whose time came become ready,
 -- reservations past their deadline return to ready (timeouts += 1), an ended pause is cleared.
--- It publishes t when a job may have become reservable, and returns whether t is paused now.
+-- It notifies t when a job may have become reservable, and returns whether t is paused now.
 local function tick(t)
   local woke = false
   local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW))
@@ -137,7 +163,7 @@ local function tick(t)
       paused = true
     end
   end
-  if woke then redis.call('PUBLISH', CHAN, t) end
+  if woke then notify(t) end
   return paused
 end
 
@@ -192,10 +218,11 @@ local function end_session(s, proc)
     if f[1] and f[3] == 'reserved' and f[4] == s then
       redis.call('ZREM', kreserved(f[1]), m)
       to_ready(f[1], m, f[2])
-      redis.call('PUBLISH', CHAN, f[1])
+      notify(f[1])
     end
   end
   redis.call('DEL', ksres(s))
+  unwait(s)
   local u = redis.call('HGET', ksess(s), 'use')
   if u then
     redis.call('HINCRBY', ktube(u), 'using', -1)

@@ -1,5 +1,5 @@
 -- pause: stop reserves from taking jobs from tube for d ms; d == 0 unpauses at once
--- (publishing the tube). The tube's pause counter += 1 either way.
+-- (notifying the tube). The tube's pause counter += 1 either way.
 -- ARGV[3] = tube, ARGV[4] = d ms
 -- returns 1, or 0 if the tube does not exist
 local t, d = ARGV[3], tonumber(ARGV[4])
@@ -9,7 +9,7 @@ if d > 0 then
   redis.call('HSET', ktube(t), 'pd', ARGV[4], 'pu', ds(NOW + d))
 else
   redis.call('HDEL', ktube(t), 'pd', 'pu')
-  redis.call('PUBLISH', CHAN, t)
+  notify(t)
 end
 redis.call('HINCRBY', ktube(t), 'pauses', 1)
 return 1

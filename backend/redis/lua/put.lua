@@ -1,4 +1,4 @@
--- put: store a new job, delayed when delay > 0, else ready (publishing its tube).
+-- put: store a new job, delayed when delay > 0, else ready (notifying its tube).
 -- ARGV[3] = tube, ARGV[4] = priority, ARGV[5] = delay ms, ARGV[6] = TTR ms, ARGV[7] = body
 -- returns the new job id (integer, from the namespace-wide INCR sequence)
 local t, pri, delay = ARGV[3], ARGV[4], tonumber(ARGV[5])
@@ -14,7 +14,7 @@ if delay > 0 then
   redis.call('ZADD', kdelayed(t), due, m)
 else
   redis.call('ZADD', kready(t), pri, m)
-  redis.call('PUBLISH', CHAN, t)
+  notify(t)
 end
 redis.call('HINCRBY', ktube(t), 'total', 1)
 redis.call('HINCRBY', STATS, 'total', 1)

@@ -1,4 +1,4 @@
--- release: return a job reserved by the session to ready (delay 0, publishing its tube) or
+-- release: return a job reserved by the session to ready (delay 0, notifying its tube) or
 -- delayed, with a new priority; releases += 1.
 -- ARGV[3] = session, ARGV[4] = id (padded), ARGV[5] = priority, ARGV[6] = delay ms
 -- returns 1, or 0 unless the job is reserved by the session
@@ -14,6 +14,6 @@ if delay > 0 then
   redis.call('ZADD', kdelayed(t), due, m)
 else
   to_ready(t, m, pri)
-  redis.call('PUBLISH', CHAN, t)
+  notify(t)
 end
 return 1

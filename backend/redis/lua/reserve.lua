@@ -1,22 +1,30 @@
 -- reserve: reserve for the session the ready job with the lowest (priority, id) over the
 -- watched tubes, skipping paused ones, after applying their due transitions (and expiring the
 -- session's own overdue reservations wherever they are).
--- ARGV[3] = session, ARGV[4] = DEADLINE_SOON margin ms, ARGV[5..] = watched tubes
--- returns {1, id, tube, priority, body}  reserved
---         {2}                            deadline soon: nothing reservable and one of the
---                                        session's reservations is within the margin
---         {0, next, now}                 nothing: next = the earliest time (ms) at which the
---                                        answer may change without a publish (a delayed job
---                                        due, a reservation expiring, a pause ending, the
---                                        session's margin starting), or -1 if none
-local s, margin = ARGV[3], tonumber(ARGV[4])
-local FIRST = 5
+-- ARGV[3] = session, ARGV[4] = DEADLINE_SOON margin ms,
+-- ARGV[5] = wait mode: the sum of 1 (an earlier try of this reserve was counted as waiting:
+--           uncount it) and 2 (count it as waiting on the watched tubes if nothing is found,
+--           so that notify publishes them; see lib.lua),
+-- ARGV[6..] = watched tubes
+-- returns {1, id, tube, priority, body, more}  reserved; more = 1 if a watched tube still has a
+--                                              ready job (so another waiter may be woken)
+--         {2}                                  deadline soon: nothing reservable and one of the
+--                                              session's reservations is within the margin
+--         {0, next, now}                       nothing: next = the earliest time (ms) at which
+--                                              the answer may change without a publish (a
+--                                              delayed job due, a reservation expiring, a pause
+--                                              ending, the session's margin starting), or -1
+local s, margin, mode = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local FIRST = 6
+if mode % 2 == 1 then unwait(s) end
 
 local best, bestpri, besttube
+local tops = 0 -- ready jobs seen: each tube's first two
 for i = FIRST, #ARGV do
   local t = ARGV[i]
   if not tick(t) then
-    local top = redis.call('ZRANGE', kready(t), 0, 0, 'WITHSCORES')
+    local top = redis.call('ZRANGE', kready(t), 0, 1, 'WITHSCORES')
+    tops = tops + #top / 2
     if top[1] then
       local pri = tonumber(top[2])
       if not best or pri < bestpri or (pri == bestpri and top[1] < best) then
@@ -29,7 +37,9 @@ end
 if best then
   redis.call('ZREM', kready(besttube), best)
   local j = reserve_for(besttube, best, s)
-  return {1, j[1], j[2], j[3], j[4]}
+  local more = 0
+  if tops > 1 then more = 1 end
+  return {1, j[1], j[2], j[3], j[4], more}
 end
 
 local next = -1
@@ -56,5 +66,10 @@ for i = FIRST, #ARGV do
   local r = redis.call('ZRANGE', kreserved(t), 0, 0, 'WITHSCORES')
   consider(r[2])
   consider(redis.call('HGET', ktube(t), 'pu'))
+end
+if mode >= 2 then
+  local tubes = {}
+  for i = FIRST, #ARGV do tubes[#tubes + 1] = ARGV[i] end
+  wait(s, tubes)
 end
 return {0, next, NOW}

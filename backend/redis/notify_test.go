@@ -1,0 +1,117 @@
+package redis_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/backend"
+)
+
+func adminClient(t *testing.T) *goredis.Client {
+	t.Helper()
+	opts, err := goredis.ParseURL(redisURL())
+	require.NoError(t, err)
+	c := goredis.NewClient(opts)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// waitingCount is a tube's count of reserves waiting on it (lib.lua's notify).
+func waitingCount(t *testing.T, c *goredis.Client, prefix, tube string) int64 {
+	t.Helper()
+	n, err := c.HGet(context.Background(), "{"+prefix+"}:t:"+tube, "wt").Int64()
+	if err == goredis.Nil {
+		return 0
+	}
+	require.NoError(t, err)
+	return n
+}
+
+// A job is published only when a reserve waits on its tube, and a reserve's wait is uncounted
+// however it ends (job, timeout, session end).
+func TestPublishOnlyWhenAReserveWaits(t *testing.T) {
+	t.Parallel()
+	prefix := newPrefix(t)
+	b := newBackend(t, prefix, nil, time.Second)
+	admin := adminClient(t)
+	ctx := context.Background()
+	sub := admin.Subscribe(ctx, "{"+prefix+"}:ready")
+	defer sub.Close()
+	_, err := sub.Receive(ctx)
+	require.NoError(t, err)
+
+	put := func(tube string) {
+		_, err := b.Put(ctx, backend.PutParams{Tube: tube, TTR: time.Minute, Body: []byte("x")})
+		require.NoError(t, err)
+	}
+	s := backend.SessionID("notify.1")
+	require.NoError(t, b.BeginSession(ctx, s))
+	require.NoError(t, b.WatchTube(ctx, s, "b"))
+
+	put("a") // nobody waits on a: no publish
+	got := make(chan *backend.Job, 1)
+	go func() {
+		j, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"b"}, Timeout: -1})
+		require.NoError(t, err)
+		got <- j
+	}()
+	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "b") == 1 },
+		5*time.Second, 5*time.Millisecond)
+	put("b")
+	m, err := sub.ReceiveMessage(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "b", m.Payload, "the first publish is b's: a had no waiter")
+	j := <-got
+	require.Equal(t, "b", j.Tube)
+	require.Zero(t, waitingCount(t, admin, prefix, "b"), "a reserve that got a job is uncounted")
+
+	_, err = b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"b"}, Timeout: 50 * time.Millisecond})
+	require.ErrorIs(t, err, backend.ErrTimedOut)
+	require.Zero(t, waitingCount(t, admin, prefix, "b"), "a reserve that timed out is uncounted")
+
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"b"}, Timeout: -1})
+	}()
+	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "b") == 1 },
+		5*time.Second, 5*time.Millisecond)
+	cancel()
+	<-done
+	require.NoError(t, b.EndSession(ctx, s))
+	require.Zero(t, waitingCount(t, admin, prefix, "b"), "ending the session uncounts its wait")
+}
+
+// Several reserves waiting on one tube of one gateway each get one of several jobs put at
+// once, although each publish wakes only one of them.
+func TestWakeOnePassesTheWakeUpOn(t *testing.T) {
+	t.Parallel()
+	prefix := newPrefix(t)
+	b := newBackend(t, prefix, nil, time.Second)
+	admin := adminClient(t)
+	ctx := context.Background()
+	const n = 5
+	got := make(chan error, n)
+	for i := range n {
+		s := backend.SessionID("wake." + string(rune('a'+i)))
+		require.NoError(t, b.BeginSession(ctx, s))
+		go func() {
+			_, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}, Timeout: 20 * time.Second})
+			got <- err
+		}()
+	}
+	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "default") == n },
+		5*time.Second, 5*time.Millisecond)
+	for range n {
+		_, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("x")})
+		require.NoError(t, err)
+	}
+	for range n {
+		require.NoError(t, <-got)
+	}
+}
