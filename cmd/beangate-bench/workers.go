@@ -72,18 +72,18 @@ func (r *round) waitUntil(timeout time.Duration, cond func() bool) bool {
 }
 
 func producerLatencies(ps []*producer) []time.Duration {
-	var all []time.Duration
-	for _, p := range ps {
-		all = append(all, p.latencies...)
-	}
-	slices.Sort(all)
-	return all
+	return sortedLatencies(ps, func(p *producer) []time.Duration { return p.latencies })
 }
 
 func consumerLatencies(ks []*consumer) []time.Duration {
+	return sortedLatencies(ks, func(k *consumer) []time.Duration { return k.latencies })
+}
+
+// sortedLatencies gathers every worker's latencies into one sorted slice.
+func sortedLatencies[W any](ws []W, of func(W) []time.Duration) []time.Duration {
 	var all []time.Duration
-	for _, k := range ks {
-		all = append(all, k.latencies...)
+	for _, w := range ws {
+		all = append(all, of(w)...)
 	}
 	slices.Sort(all)
 	return all

@@ -2,9 +2,24 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/beangate/beangate/configs"
 )
+
+// configure parses args and opens the logger, logging the warnings parsing produced; with stop
+// set the caller exits with exit at once.
+func (p process) configure(args []string) (cfg configs.Config, log *slog.Logger, exit int, stop bool) {
+	cfg, warnings, exit, stop := p.parseArgs(args)
+	if stop {
+		return cfg, nil, exit, true
+	}
+	log = newLogger(cfg, p.stderr)
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	return cfg, log, 0, false
+}
 
 // parseArgs turns the command line into a validated Config. When the process must not go on
 // (help, version, a usage or configuration error) it has already printed why, and stop is true

@@ -11,13 +11,9 @@ import (
 // migrations and exits, for teams that run DDL as its own step and start gateways with
 // ?migrate=false.
 func migrateDB(ctx context.Context, p process, args []string) int {
-	cfg, warnings, exit, stop := p.parseArgs(args)
+	cfg, log, exit, stop := p.configure(args)
 	if stop {
 		return exit
-	}
-	log := newLogger(cfg, p.stderr)
-	for _, w := range warnings {
-		log.Warn(w)
 	}
 	opts, err := beanpg.ParseURL(cfg.Backend)
 	if err != nil {

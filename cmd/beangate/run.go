@@ -30,13 +30,9 @@ func (p process) run(ctx context.Context, args []string) int {
 		}
 		// Not a command: parseArgs reports it as a stray argument, as beanstalkd would.
 	}
-	cfg, warnings, exit, stop := p.parseArgs(args)
+	cfg, log, exit, stop := p.configure(args)
 	if stop {
 		return exit
-	}
-	log := newLogger(cfg, p.stderr)
-	for _, w := range warnings {
-		log.Warn(w)
 	}
 	return p.serve(ctx, cfg, log)
 }
