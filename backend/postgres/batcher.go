@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,19 +20,30 @@ type batcher[T, R any] struct {
 	max     int
 	timeout time.Duration // a caller waits at most this long, queueing included
 	stop    <-chan struct{}
+	// abandoned, if set, receives the results that were committed for callers that had already
+	// given up (to undo them: a reservation nobody will hear of).
+	abandoned func(item T, res R)
 }
 
+// States of a call: the worker delivers it or finds its caller gone, whichever is first.
+const (
+	callPending int32 = iota
+	callDelivered
+	callAbandoned
+)
+
 type call[T, R any] struct {
-	item T
-	res  R
-	err  error
-	done chan struct{}
+	item  T
+	res   R
+	err   error
+	state atomic.Int32
+	done  chan struct{}
 }
 
 // newBatcher starts workers goroutines, each executing batches of at most max items, until stop
 // closes. exec returns one result per item, in order, or an error for the whole batch.
-func newBatcher[T, R any](exec func(context.Context, []T) ([]R, error), max, workers int, timeout time.Duration, stop <-chan struct{}) *batcher[T, R] {
-	b := &batcher[T, R]{calls: make(chan *call[T, R], max), exec: exec, max: max, timeout: timeout, stop: stop}
+func newBatcher[T, R any](exec func(context.Context, []T) ([]R, error), abandoned func(T, R), max, workers int, timeout time.Duration, stop <-chan struct{}) *batcher[T, R] {
+	b := &batcher[T, R]{calls: make(chan *call[T, R], max), exec: exec, abandoned: abandoned, max: max, timeout: timeout, stop: stop}
 	for range workers {
 		go b.work()
 	}
@@ -39,7 +51,8 @@ func newBatcher[T, R any](exec func(context.Context, []T) ([]R, error), max, wor
 }
 
 // do queues item and waits for its result. A caller giving up (ctx, timeout, Close) does not
-// withdraw the item: like any command cut off mid-flight, it may still be committed.
+// withdraw the item: like any command cut off mid-flight, it may still be committed (and is then
+// passed to abandoned). A result the worker delivered before the caller gave up is returned.
 func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 	var zero R
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errBatchTimeout)
@@ -52,14 +65,20 @@ func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 	case <-b.stop:
 		return zero, errClosed
 	}
+	var err error
 	select {
 	case <-c.done:
 		return c.res, c.err
 	case <-ctx.Done():
-		return zero, context.Cause(ctx)
+		err = context.Cause(ctx)
 	case <-b.stop:
-		return zero, errClosed
+		err = errClosed
 	}
+	if c.state.CompareAndSwap(callPending, callAbandoned) {
+		return zero, err
+	}
+	<-c.done // delivered just now
+	return c.res, c.err
 }
 
 func (b *batcher[T, R]) work() {
@@ -92,6 +111,9 @@ func (b *batcher[T, R]) work() {
 			} else {
 				c.res = res[i]
 			}
+			if !c.state.CompareAndSwap(callPending, callDelivered) && err == nil && b.abandoned != nil {
+				b.abandoned(c.item, c.res)
+			}
 			close(c.done)
 		}
 	}
@@ -103,6 +125,7 @@ func (b *batcher[T, R]) failQueued() {
 		select {
 		case c := <-b.calls:
 			c.err = errClosed
+			c.state.CompareAndSwap(callPending, callDelivered)
 			close(c.done)
 		default:
 			return

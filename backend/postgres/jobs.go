@@ -54,7 +54,7 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 		return backend.ErrNotFound
 	}
 	tube, err := b.ownerOp(ctx, "release", b.st.get("release"), false,
-		b.now(), string(p.Session), int64(p.ID), int64(p.Priority), p.Delay.Microseconds())
+		b.now(), string(p.Session), int64(p.ID), int64(p.Priority), p.Delay.Microseconds(), b.leases.list())
 	if err != nil {
 		return err
 	}

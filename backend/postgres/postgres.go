@@ -30,7 +30,8 @@ type Backend struct {
 	// clock runs timers; time itself comes from the database unless opts.Clock is set.
 	clock   backend.Clock
 	waiters *waiters
-	writes  *batcher[write, writeResult]
+	writes   *batcher[write, writeResult]
+	reserves *batcher[reserveItem, *backend.Job]
 	leases  *leases
 
 	stop      chan struct{}
@@ -91,7 +92,10 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		}
 	}
 	// One writer: concurrent write batches would only queue on the same tube and counter rows.
-	b.writes = newBatcher(b.execWrites, 1000, writeWorkers, opts.CommandTimeout, b.stop)
+	b.writes = newBatcher(b.execWrites, nil, 1000, writeWorkers, opts.CommandTimeout, b.stop)
+	// One reserver: the reserves arriving together are answered by one statement per watch list,
+	// all in one round trip and one (asynchronous) commit.
+	b.reserves = newBatcher(b.execReserves, b.unreserve, 1000, 1, opts.CommandTimeout, b.stop)
 	b.leases = newLeases()
 	listening := make(chan struct{})
 	b.wg.Add(2)

@@ -2,9 +2,12 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/jackc/pgx/v5"
 )
 
 // pollInterval bounds how long a waiting reserve trusts hints alone: it tries again at least this
@@ -93,17 +96,107 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 	return nil
 }
 
+// tryReserve reserves a job now if there is one. Concurrent attempts share a batch (see
+// execReserves).
 func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any) (*backend.Job, error) {
-	var job *backend.Job
-	err := b.run(ctx, "reserve", func(ctx context.Context) error {
-		rows, err := b.pool.Query(ctx, b.st.get("reserve"), now, p.Tubes, string(p.Session))
-		if err != nil {
-			return err
+	job, err := b.reserves.do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now})
+	if err != nil {
+		return nil, b.callErr(ctx, "reserve", err)
+	}
+	return job, nil
+}
+
+// A reserveItem is one reserve attempt waiting for its batch.
+type reserveItem struct {
+	tubes   []string
+	session string
+	now     any // nil, or the injected clock's time
+}
+
+// group is what attempts must share to be answered by one statement: the watch list and "now".
+func (it reserveItem) group() string {
+	key := strings.Join(it.tubes, "\x00")
+	if t, ok := it.now.(time.Time); ok {
+		key += "\x00" + t.Format(time.RFC3339Nano)
+	}
+	return key
+}
+
+// execReserves answers a batch of reserve attempts in one round trip and one asynchronous
+// commit: one reserve_many statement per distinct watch list, the sessions of a group in the
+// order they asked. The statements run one after the other in one transaction, so a later one
+// sees the jobs an earlier one reserved and takes others.
+func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]*backend.Job, error) {
+	res := make([]*backend.Job, len(items))
+	type group struct {
+		first    int
+		sessions []string
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	keys := make([]string, len(items))
+	for i, it := range items {
+		k := it.group()
+		keys[i] = k
+		g := byKey[k]
+		if g == nil {
+			g = &group{first: i}
+			byKey[k] = g
+			groups = append(groups, g)
 		}
-		job, err = collectJob(rows)
+		g.sessions = append(g.sessions, it.session)
+	}
+	err := b.run(ctx, "reserve", func(ctx context.Context) error {
+		clear(res)
+		bt := &pgx.Batch{}
+		for _, g := range groups {
+			it := items[g.first]
+			bt.Queue(b.st.get("reserve_many"), it.now, it.tubes, g.sessions).Query(func(rows pgx.Rows) error {
+				var (
+					session, tube string
+					id, prio      int64
+					body          []byte
+				)
+				_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body}, func() error {
+					job := &backend.Job{ID: uint64(id), Tube: tube, Priority: uint32(prio), Body: body}
+					for i := g.first; i < len(items); i++ { // sessions are distinct within a group
+						if items[i].session == session && res[i] == nil && keys[i] == keys[g.first] {
+							res[i] = job
+							break
+						}
+					}
+					return nil
+				})
+				return err
+			})
+		}
+		return b.batch(ctx, bt)
+	})
+	return res, err
+}
+
+// unreserve undoes a reservation committed for a caller that had given up, so that the job does
+// not stay reserved by a session that never heard of it.
+func (b *Backend) unreserve(it reserveItem, job *backend.Job) {
+	if job == nil {
+		return
+	}
+	var tube string
+	err := b.run(context.Background(), "unreserve", func(ctx context.Context) error {
+		err := b.pool.QueryRow(ctx, b.st.get("unreserve"), it.session, int64(job.ID)).Scan(&tube)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // already released, deleted or ended with its session
+		}
 		return err
 	})
-	return job, err
+	if err != nil {
+		b.opts.Logger.Warn("postgres: returning a reservation nobody waited for failed; it comes back at its TTR or session end",
+			"job", job.ID, "err", err)
+		return
+	}
+	if tube != "" {
+		b.waiters.wake(tube, 1)
+	}
 }
 
 type waitInfo struct {

@@ -90,12 +90,13 @@ func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult,
 	}
 	res := make([]writeResult, len(items))
 	var unreferenced []string
+	own := b.leases.list() // put.sql announces ready jobs only to other gateway processes
 	err := b.run(ctx, "put/delete", func(ctx context.Context) error {
 		clear(res)
 		unreferenced = unreferenced[:0]
 		bt := &pgx.Batch{}
 		if len(putAt) > 0 {
-			bt.Queue(b.st.get("put"), b.now(), tubes, prios, delays, ttrs, bodies).Query(func(rows pgx.Rows) error {
+			bt.Queue(b.st.get("put"), b.now(), tubes, prios, delays, ttrs, bodies, own).Query(func(rows pgx.Rows) error {
 				var ord, id int64
 				_, err := pgx.ForEachRow(rows, []any{&ord, &id}, func() error {
 					res[putAt[ord-1]].id = uint64(id)

@@ -1,7 +1,13 @@
 -- put: inserts a batch of jobs (group commit: the puts of many sessions arriving together share
 -- one statement and one WAL flush). Tube rows are created if needed and locked in name order, so
 -- concurrent batches cannot deadlock on them. Tubes receiving ready jobs are announced.
--- $1 now (NULL: database clock), $2 tubes, $3 priorities, $4 delays (µs), $5 TTRs (µs), $6 bodies.
+-- Only announced if another gateway process holds a live lease (processes other than $7, the
+-- caller's own, whose waiters it wakes itself): a NOTIFY serialises committing transactions on the
+-- notification queue lock and wakes every listening backend of the database, so a lone gateway
+-- does not pay for it. (A gateway has a lease before it has sessions; one that starts while this
+-- batch runs may miss this hint and finds the job at its next poll.)
+-- $1 now (NULL: database clock), $2 tubes, $3 priorities, $4 delays (µs), $5 TTRs (µs), $6 bodies,
+-- $7 the caller's own processes.
 -- Returns (ord, id): the 1-based position in the input and the job's id.
 WITH input AS (
     SELECT * FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bytea[])
@@ -22,7 +28,10 @@ WITH input AS (
     UPDATE {{schema}}.counters SET total_jobs = total_jobs + (SELECT count(*) FROM input) WHERE id = 1
 ), notified AS (
     SELECT pg_notify({{channel}}, {{origin}} || ' ' || count(*) || ' ' || tube)
-    FROM input WHERE delay_us = 0 GROUP BY tube
+    FROM input WHERE delay_us = 0
+      AND EXISTS (SELECT 1 FROM {{schema}}.processes
+                  WHERE lease_until > now() AND process <> ALL($7::text[]))
+    GROUP BY tube
 )
 SELECT ord, id FROM numbered
 WHERE (SELECT count(*) FROM notified) >= 0

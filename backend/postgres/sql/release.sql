@@ -1,6 +1,8 @@
 -- release: returns job $3, reserved by session $2 and not yet past its TTR, to ready (delay $5
 -- = 0) or delayed, with priority $4. Announces the tube when the job is ready.
--- $1 now (NULL: database clock), $2 session, $3 id, $4 priority, $5 delay (µs).
+-- Announced only if another gateway process holds a live lease (see put.sql).
+-- $1 now (NULL: database clock), $2 session, $3 id, $4 priority, $5 delay (µs), $6 the caller's
+-- own processes.
 -- Returns the job's tube, or no row.
 WITH released AS (
     UPDATE {{schema}}.jobs
@@ -11,5 +13,7 @@ WITH released AS (
     RETURNING tube, state
 ), notified AS (
     SELECT pg_notify({{channel}}, {{origin}} || ' 1 ' || tube) FROM released WHERE state = 1
+      AND EXISTS (SELECT 1 FROM {{schema}}.processes
+                  WHERE lease_until > now() AND process <> ALL($6::text[]))
 )
 SELECT tube FROM released WHERE (SELECT count(*) FROM notified) >= 0

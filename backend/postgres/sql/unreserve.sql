@@ -1,0 +1,15 @@
+-- unreserve: undoes the reservation of job $2 by session $1 made for a reserve whose caller had
+-- already given up (cancelled, timed out) when its batch committed: the job is ready again, as
+-- if never reserved, and its tube is announced. A timeout counted on the way stays counted: the
+-- earlier reservation did run out.
+WITH undone AS (
+    UPDATE {{schema}}.jobs
+    SET state = 1, reserved_by = NULL, due_at = NULL, reserves = reserves - 1
+    WHERE id = $2::bigint AND state = 3 AND reserved_by = $1::text
+    RETURNING tube
+), notified AS (
+    SELECT pg_notify({{channel}}, {{origin}} || ' 1 ' || tube) FROM undone
+)
+SELECT tube FROM undone
+WHERE (SELECT count(*) FROM notified) >= 0
+  AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
