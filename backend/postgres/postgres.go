@@ -28,11 +28,11 @@ type Backend struct {
 	st       statements
 	origin   string // tells this Backend's notifications from other gateways'
 	// clock runs timers; time itself comes from the database unless opts.Clock is set.
-	clock   backend.Clock
-	waiters *waiters
+	clock    backend.Clock
+	waiters  *waiters
 	writes   *batcher[write, writeResult]
 	reserves *batcher[reserveItem, *backend.Job]
-	leases  *leases
+	leases   *leases
 
 	stop      chan struct{}
 	closeOnce sync.Once
