@@ -47,7 +47,7 @@ func privateCluster(t *testing.T) *cluster {
 		return unavailable("%v", err)
 	}
 	base := t.TempDir()
-	c := &cluster{t: t, bin: bin, data: filepath.Join(base, "data"), sock: base, log: filepath.Join(base, "server.log")}
+	var runAs []string
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
@@ -55,15 +55,23 @@ func privateCluster(t *testing.T) *cluster {
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
+		runAs = []string{"runuser", "-u", "postgres", "--"}
 		// The server must reach its directory: the temporary parent is 0700 and root's.
 		if err := os.Chmod(filepath.Dir(base), 0o711); err != nil {
 			return unavailable("%v", err)
 		}
+		if exec.Command("runuser", "-u", "postgres", "--", "test", "-x", base).Run() != nil {
+			// A parent further up (TMPDIR under /root, say) is closed to other users: use /tmp.
+			if base, err = os.MkdirTemp("/tmp", "beangate-pg-"); err != nil {
+				return unavailable("%v", err)
+			}
+			t.Cleanup(func() { _ = os.RemoveAll(base) })
+		}
 		if err := os.Chown(base, uid, gid); err != nil {
 			return unavailable("%v", err)
 		}
-		c.runAs = []string{"runuser", "-u", "postgres", "--"}
 	}
+	c := &cluster{t: t, bin: bin, data: filepath.Join(base, "data"), sock: base, log: filepath.Join(base, "server.log"), runAs: runAs}
 	if out, err := c.command("initdb", "-D", c.data, "-U", "postgres", "--auth=trust", "-E", "UTF8",
 		"--no-sync", // only initdb's own files; the server keeps fsync on
 	).CombinedOutput(); err != nil {
