@@ -77,14 +77,20 @@ func privateCluster(t *testing.T) *cluster {
 	).CombinedOutput(); err != nil {
 		return unavailable("initdb: %v\n%s", err, out)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return unavailable("%v", err)
-	}
-	c.port = ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
-	if err := c.start(); err != nil {
-		return unavailable("%v", err)
+	for attempt := 1; ; attempt++ { // a free port may be taken before the server binds it
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return unavailable("%v", err)
+		}
+		c.port = ln.Addr().(*net.TCPAddr).Port
+		_ = ln.Close()
+		err = c.start()
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			return unavailable("%v", err)
+		}
 	}
 	t.Cleanup(func() { _ = c.command("pg_ctl", "-D", c.data, "-m", "immediate", "-w", "stop").Run() })
 	return c
