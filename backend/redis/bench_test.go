@@ -43,3 +43,26 @@ func BenchmarkCycle(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCycleOneSession is the same from one session: one call at a time, so it measures a
+// call's latency (round trip, script, the batcher's overhead) rather than coalescing.
+func BenchmarkCycleOneSession(b *testing.B) {
+	be := newBackend(b, newPrefix(b), nil, time.Second)
+	ctx := context.Background()
+	s := backend.SessionID("bench.1")
+	if err := be.BeginSession(ctx, s); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := be.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("x")}); err != nil {
+			b.Fatal(err)
+		}
+		j, err := be.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := be.Delete(ctx, s, j.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
