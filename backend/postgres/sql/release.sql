@@ -4,12 +4,15 @@
 -- $1 now (NULL: database clock), $2 session, $3 id, $4 priority, $5 delay (µs), $6 the caller's
 -- own processes.
 -- Returns the job's tube, or no row.
+-- The conditions beside the id are wrapped in (...) IS TRUE, which no index can serve, so that the
+-- job is found by its primary key: a generic plan made on a small table would otherwise scan a
+-- partial index of all reservations (jobs_reserved_by, jobs_reserved_tube).
 WITH released AS (
     UPDATE {{schema}}.jobs
     SET priority = $4::bigint, delay_us = $5::bigint, releases = releases + 1, reserved_by = NULL,
         state = CASE WHEN $5::bigint > 0 THEN 2 ELSE 1 END,
         due_at = CASE WHEN $5::bigint > 0 THEN {{now}} + $5::bigint * interval '1 microsecond' END
-    WHERE id = $3::bigint AND state = 3 AND reserved_by = $2::text AND due_at > {{now}}
+    WHERE id = $3::bigint AND (state = 3 AND reserved_by = $2::text AND due_at > {{now}}) IS TRUE
     RETURNING tube, state
 ), notified AS (
     SELECT pg_notify({{channel}}, {{origin}} || ' 1 ' || tube) FROM released WHERE state = 1
