@@ -115,3 +115,34 @@ func TestWakeOnePassesTheWakeUpOn(t *testing.T) {
 		require.NoError(t, <-got)
 	}
 }
+
+// A wait count left behind (the reserve gave up without a last try) does not resurrect a tube
+// dropped since: uncounting skips tubes that no longer exist.
+func TestStaleWaitCountOfADroppedTube(t *testing.T) {
+	t.Parallel()
+	prefix := newPrefix(t)
+	b := newBackend(t, prefix, nil, time.Second)
+	admin := adminClient(t)
+	ctx := context.Background()
+	s := backend.SessionID("stale.1")
+	require.NoError(t, b.BeginSession(ctx, s))
+	require.NoError(t, b.WatchTube(ctx, s, "x"))
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"x"}, Timeout: -1})
+	}()
+	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "x") == 1 },
+		5*time.Second, 5*time.Millisecond)
+	cancel()
+	<-done
+	require.NoError(t, b.IgnoreTube(ctx, s, "x")) // x has no job and no reference left: dropped
+	n, err := admin.Exists(ctx, "{"+prefix+"}:t:x").Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "tube x dropped")
+	require.NoError(t, b.EndSession(ctx, s))
+	n, err = admin.Exists(ctx, "{"+prefix+"}:t:x").Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "ending the session must not recreate x's hash")
+}

@@ -66,6 +66,8 @@ local function ksres(s) return B .. ':s:' .. s .. ':r' end
 local function kproc(p) return B .. ':p:' .. p end
 local function klease(p) return B .. ':lease:' .. p end
 
+local function tube_exists(t) return redis.call('ZSCORE', TUBES, t) ~= false end
+
 -- notify publishes tube t, whose job may have become reservable, if a reserve waits on it. A
 -- waiting reserve counts itself in each watched tube's wt (wait, in the reserve script) until
 -- its next try or its session's end (unwait); a count left behind by a failed call only costs
@@ -79,18 +81,29 @@ end
 local function unwait(s)
   local wt = redis.call('HGET', ksess(s), 'wt')
   if not wt then return end
-  for t in string.gmatch(wt, '[^\n]+') do redis.call('HINCRBY', ktube(t), 'wt', -1) end
+  for t in string.gmatch(wt, '[^\n]+') do
+    -- A stale count (see above) may name a tube dropped since, or recreated with a fresh count.
+    if tube_exists(t) and redis.call('HINCRBY', ktube(t), 'wt', -1) < 0 then
+      redis.call('HSET', ktube(t), 'wt', 0)
+    end
+  end
   redis.call('HDEL', ksess(s), 'wt')
 end
 
--- wait counts session s's reserve as waiting on tubes (a Lua array).
+-- wait counts session s's reserve as waiting on tubes (a Lua array), unless the session has
+-- ended meanwhile (its end would never uncount it).
 local function wait(s, tubes)
+  if redis.call('EXISTS', ksess(s)) == 0 then return end
   unwait(s)
-  for _, t in ipairs(tubes) do redis.call('HINCRBY', ktube(t), 'wt', 1) end
-  redis.call('HSET', ksess(s), 'wt', table.concat(tubes, '\n'))
+  local counted = {}
+  for _, t in ipairs(tubes) do
+    if tube_exists(t) then
+      redis.call('HINCRBY', ktube(t), 'wt', 1)
+      counted[#counted + 1] = t
+    end
+  end
+  redis.call('HSET', ksess(s), 'wt', table.concat(counted, '\n'))
 end
-
-local function tube_exists(t) return redis.call('ZSCORE', TUBES, t) ~= false end
 
 -- Tubes are kept as beanstalkd keeps them, an array in insertion order where a removed tube's
 -- slot is taken by the last one: B:tubes scores each tube by its slot.
