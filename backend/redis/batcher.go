@@ -27,14 +27,18 @@ type batcher struct {
 	timeout     time.Duration // bounds each pipeline
 	maxInFlight int
 
+	beforeSend func() // tests: widen the window between being handed a slot and sending
+
 	mu       sync.Mutex
 	queue    []*scriptCall
 	inFlight int // pipelines being sent or awaited, each by its leader
 	closed   bool
 }
 
-// scriptCall is one queued FCALL. wake (capacity 1) is signalled once: when res/err are set,
-// or when the call's goroutine must lead (lead set first).
+// scriptCall is one queued FCALL. wake is signalled when res/err are set (or the call fails at
+// stop) and when the call's goroutine must lead (lead set first): at most one of each, so its
+// capacity of 2 never drops one. A call made leader may still be sent in another leader's
+// pipeline before its goroutine runs; it then has both signals pending.
 type scriptCall struct {
 	ctx  context.Context
 	fn   fn
@@ -56,7 +60,7 @@ func newBatcher(client goredis.UniversalClient, lib *scripts, maxInFlight int, t
 // run queues a call and waits for its result or for ctx to end. A call already sent is always
 // waited for, so that a state change that happened is never lost.
 func (b *batcher) run(ctx context.Context, f fn, keys []string, args ...any) (any, error) {
-	c := &scriptCall{ctx: ctx, fn: f, keys: keys, args: args, wake: make(chan struct{}, 1)}
+	c := &scriptCall{ctx: ctx, fn: f, keys: keys, args: args, wake: make(chan struct{}, 2)}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -99,8 +103,11 @@ func (b *batcher) run(ctx context.Context, f fn, keys []string, args ...any) (an
 }
 
 // send is run by the leader: it sends the queue (up to maxBatch) as one pipeline, then hands
-// its slot to the first call still queued, or gives it back.
+// its slot to a queued call not yet made leader, or gives it back.
 func (b *batcher) send() {
+	if b.beforeSend != nil {
+		b.beforeSend()
+	}
 	b.mu.Lock()
 	n := min(len(b.queue), maxBatch)
 	batch := slices.Clone(b.queue[:n])
@@ -113,12 +120,18 @@ func (b *batcher) send() {
 	b.exec(batch)
 
 	b.mu.Lock()
-	if len(b.queue) > 0 && !b.closed {
-		next := b.queue[0]
-		next.lead = true
-		b.mu.Unlock()
-		signal(next.wake)
-		return
+	if !b.closed {
+		// Hand the slot to a queued call not already made leader: both slots' leaders may
+		// finish before the first one handed a slot has run, and a call leads only once, so
+		// handing it a second slot would lose that slot for good.
+		for _, next := range b.queue {
+			if !next.lead {
+				next.lead = true
+				b.mu.Unlock()
+				signal(next.wake)
+				return
+			}
+		}
 	}
 	b.inFlight--
 	b.mu.Unlock()

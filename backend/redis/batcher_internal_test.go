@@ -1,0 +1,67 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// Many sessions calling at once keep both pipeline slots busy and handed over. Both leaders may
+// finish before a call handed a slot has run (the hook makes that likely); a slot handed to a
+// call that already leads would be lost, and with both lost later calls wait with nobody to
+// send them until they time out.
+func TestPipelineSlotsAreNeverLost(t *testing.T) {
+	url := os.Getenv("REDIS_URL")
+	if url == "" {
+		url = "redis://127.0.0.1:6379/0"
+	}
+	prefix := fmt.Sprintf("bgtest-slots-%d", time.Now().UnixNano())
+	b, err := New(context.Background(), Options{URL: url, Prefix: prefix, CommandTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		keys, _ := b.client.Keys(ctx, "{"+prefix+"}:*").Result()
+		if len(keys) > 0 {
+			b.client.Del(ctx, keys...)
+		}
+		_ = b.Close()
+	})
+	b.batch.beforeSend = func() { time.Sleep(200 * time.Microsecond) }
+
+	const sessions, calls = 32, 60
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions)
+	for i := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range calls {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				_, err := b.Put(ctx, backend.PutParams{Tube: fmt.Sprintf("t%d", i%4), TTR: time.Minute, Body: []byte("x")})
+				cancel()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(60 * time.Second): // far beyond the calls' own timeouts
+		t.Fatal("calls never completed: a pipeline slot was lost")
+	}
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
