@@ -4,7 +4,7 @@
 // Every state change is one Lua script (lua/*.lua, embedded; each opens with its KEYS/ARGV/
 // return contract), so it is atomic across gateways; lua/lib.lua documents the key layout.
 // The scripts are loaded as one Redis Functions library (FUNCTION LOAD, called with FCALL; see
-// scripts.go), reloaded whenever Redis reports it missing.
+// scripts.go), reloaded whenever Redis reports it missing; so Redis 7.0 or later is required.
 // Time is the Redis server's TIME unless a Clock is injected. Delay maturing, TTR expiry and
 // pause expiry are applied inside the scripts that look at a tube, so no sweeper is needed.
 //
