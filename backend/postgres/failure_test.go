@@ -121,20 +121,5 @@ func TestLostConnectionsGiveErrorsThenRecoverWithNothingAcknowledgedLost(t *test
 
 	// The listener reconnected too: a waiting reserve is woken by a put from another Backend.
 	other := newTestBackend(t, nil, schema)
-	s := backend.SessionID("recover.1")
-	require.NoError(t, b.BeginSession(ctx, s))
-	done := make(chan error, 1)
-	go func() {
-		_, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"fresh"}, Timeout: 5 * time.Second})
-		done <- err
-	}()
-	time.Sleep(50 * time.Millisecond)
-	_, err = other.Put(ctx, backend.PutParams{Tube: "fresh", TTR: time.Minute, Body: []byte("z")})
-	require.NoError(t, err)
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("reserve not woken")
-	}
+	requireWokenAcrossBackends(t, ctx, b, other, "recover.1", "fresh")
 }

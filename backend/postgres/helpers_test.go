@@ -95,3 +95,24 @@ func testCtx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// requireWokenAcrossBackends checks that a reserve waiting on waiting (as a new session sid) is
+// woken by a put into tube on other: the listener of waiting works.
+func requireWokenAcrossBackends(t *testing.T, ctx context.Context, waiting, other backend.Backend, sid backend.SessionID, tube string) {
+	t.Helper()
+	require.NoError(t, waiting.BeginSession(ctx, sid))
+	done := make(chan error, 1)
+	go func() {
+		_, err := waiting.Reserve(ctx, backend.ReserveParams{Session: sid, Tubes: []string{tube}, Timeout: 10 * time.Second})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	_, err := other.Put(ctx, backend.PutParams{Tube: tube, TTR: time.Minute, Body: []byte("z")})
+	require.NoError(t, err)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("waiting reserve not woken by a put on another backend")
+	}
+}

@@ -167,19 +167,5 @@ func TestDatabaseRestartedMidTest(t *testing.T) {
 
 	// Wake-ups work again (the listener reconnected): a reserve waiting on this gateway is woken
 	// by a put on the other one.
-	require.NoError(t, b.BeginSession(ctx, s))
-	done := make(chan error, 1)
-	go func() {
-		_, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"after"}, Timeout: 10 * time.Second})
-		done <- err
-	}()
-	time.Sleep(50 * time.Millisecond)
-	_, err = other.Put(ctx, backend.PutParams{Tube: "after", TTR: time.Minute, Body: []byte("z")})
-	require.NoError(t, err)
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("waiting reserve not woken after the restart")
-	}
+	requireWokenAcrossBackends(t, ctx, b, other, s, "after")
 }
