@@ -31,6 +31,22 @@ func waitingCount(t *testing.T, c *goredis.Client, prefix, tube string) int64 {
 	return n
 }
 
+// countedWaitThenCancel starts a reserve that waits on tube for session s, checks that the tube
+// counts it as waiting, then cancels it.
+func countedWaitThenCancel(t *testing.T, b backend.Backend, admin *goredis.Client, prefix string, s backend.SessionID, tube string) {
+	t.Helper()
+	rctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{tube}, Timeout: -1})
+	}()
+	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, tube) == 1 },
+		5*time.Second, 5*time.Millisecond)
+	cancel()
+	<-done
+}
+
 // A job is published only when a reserve waits on its tube, and a reserve's wait is uncounted
 // however it ends (job, timeout, session end).
 func TestPublishOnlyWhenAReserveWaits(t *testing.T) {
@@ -73,16 +89,7 @@ func TestPublishOnlyWhenAReserveWaits(t *testing.T) {
 	require.ErrorIs(t, err, backend.ErrTimedOut)
 	require.Zero(t, waitingCount(t, admin, prefix, "b"), "a reserve that timed out is uncounted")
 
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"b"}, Timeout: -1})
-	}()
-	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "b") == 1 },
-		5*time.Second, 5*time.Millisecond)
-	cancel()
-	<-done
+	countedWaitThenCancel(t, b, admin, prefix, s, "b")
 	require.NoError(t, b.EndSession(ctx, s))
 	require.Zero(t, waitingCount(t, admin, prefix, "b"), "ending the session uncounts its wait")
 }
@@ -127,16 +134,7 @@ func TestStaleWaitCountOfADroppedTube(t *testing.T) {
 	s := backend.SessionID("stale.1")
 	require.NoError(t, b.BeginSession(ctx, s))
 	require.NoError(t, b.WatchTube(ctx, s, "x"))
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"x"}, Timeout: -1})
-	}()
-	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "x") == 1 },
-		5*time.Second, 5*time.Millisecond)
-	cancel()
-	<-done
+	countedWaitThenCancel(t, b, admin, prefix, s, "x")
 	require.NoError(t, b.IgnoreTube(ctx, s, "x")) // x has no job and no reference left: dropped
 	n, err := admin.Exists(ctx, "{"+prefix+"}:t:x").Result()
 	require.NoError(t, err)
