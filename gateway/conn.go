@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,7 @@ type conn struct {
 	ctx      context.Context // ends when the connection ends or the server stops it
 	cancel   context.CancelFunc
 	stopping atomic.Bool // set by Shutdown: end after the current command
+	wake     func()      // ends a waitReserveInline socket wait; made at the first one
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -297,6 +299,46 @@ func (c *conn) watchHangup(hangup context.CancelCauseFunc) (stop func()) {
 			}
 		})
 	}
+}
+
+// readAhead outcomes.
+const (
+	readAheadWoken = iota // the wait for input ended without input's end: a deadline was set
+	readAheadFull         // maxReadAhead bytes are waiting: reading ahead stops
+	readAheadEnded        // end of input or a read error (kept in err for after the pending bytes)
+)
+
+// readAhead waits until the socket is readable or a read deadline passes, and keeps what it
+// reads in pending. It serves a reserve waiting on the connection's own goroutine.
+func (r *rawReader) readAhead() int {
+	outcome := readAheadWoken
+	var buf [512]byte
+	werr := r.rc.Read(func(fd uintptr) bool {
+		for {
+			n, err := syscall.Read(int(fd), buf[:])
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err == syscall.EAGAIN:
+				return false // wait for input, a hang-up or the wake's deadline
+			case err != nil:
+				r.err, outcome = err, readAheadEnded
+				return true
+			case n == 0:
+				r.err, outcome = io.EOF, readAheadEnded
+				return true
+			}
+			r.pending = append(r.pending, buf[:n]...)
+			if len(r.pending) > maxReadAhead {
+				outcome = readAheadFull
+				return true
+			}
+		}
+	})
+	if werr != nil && outcome == readAheadWoken && !errors.Is(werr, os.ErrDeadlineExceeded) {
+		r.err, outcome = werr, readAheadEnded // the socket was closed
+	}
+	return outcome
 }
 
 // readPooled serves pending bytes first, then flushes the queued replies and waits until the

@@ -52,6 +52,9 @@ func (c *conn) waitReserve(params backend.ReserveParams, timeout time.Duration) 
 	st.beginWaiting(c.watch)
 	defer st.endWaiting(c.watch)
 
+	if rs, ok := c.srv.cfg.Backend.(backend.ReserveStarter); ok && c.srv.nonBlocking && c.raw.rc != nil {
+		return c.waitReserveInline(rs, params, timeout)
+	}
 	ctx, hangup := context.WithCancelCause(c.ctx)
 	defer hangup(nil)
 	if timeout > 0 {
@@ -73,4 +76,62 @@ func (c *conn) waitReserve(params backend.ReserveParams, timeout time.Duration) 
 		return nil, errHangup
 	}
 	return job, err
+}
+
+// aLongTimeAgo is a read deadline that has passed: setting it ends a socket wait at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// waitReserveInline is waitReserve for a backend.ReserveStarter, on the connection's own
+// goroutine: it waits for the socket (a hang-up ends the wait; bytes the client sends meanwhile
+// are kept for the commands that follow), and the backend's wake sets a passed read deadline
+// that ends the socket wait. One goroutine and no watcher to stop: a wake-up costs one
+// goroutine switch. Like waitReserve, it answers RESERVED itself.
+func (c *conn) waitReserveInline(rs backend.ReserveStarter, params backend.ReserveParams, timeout time.Duration) (*backend.Job, error) {
+	if c.wake == nil {
+		c.wake = func() { _ = c.nc.SetReadDeadline(aLongTimeAgo) }
+	}
+	params.Timeout = timeout
+	job, pending, err := rs.StartReserve(c.ctx, params, c.wake)
+	if pending != nil {
+		job, err = c.awaitReserve(pending)
+		if !c.stopping.Load() {
+			_ = c.nc.SetReadDeadline(time.Time{}) // after the wake, which Cancel or the outcome orders first
+		}
+	}
+	if err == nil && job != nil {
+		c.out = appendJobReply(c.out, wordReserved, job.ID, job.Body)
+		c.flush() // a failed write shows as the connection's next read error
+	}
+	if err == nil && job == nil {
+		err = errHangup
+	}
+	return job, err
+}
+
+// awaitReserve waits for pending's outcome while reading ahead from the socket.
+func (c *conn) awaitReserve(pending backend.PendingReserve) (*backend.Job, error) {
+	for {
+		if job, err, decided := pending.Result(); decided {
+			return job, err
+		}
+		if c.ctx.Err() != nil {
+			if job, err := pending.Cancel(); job != nil || err != nil {
+				return job, err
+			}
+			return nil, c.ctx.Err()
+		}
+		switch c.raw.readAhead() {
+		case readAheadWoken:
+			if c.ctx.Err() == nil {
+				return pending.Wait() // woken by the backend: the outcome follows at once
+			}
+		case readAheadFull:
+			return pending.Wait() // stop reading ahead; a hang-up now shows only after the wait
+		case readAheadEnded:
+			if job, err := pending.Cancel(); job != nil || err != nil {
+				return job, err
+			}
+			return nil, errHangup
+		}
+	}
 }

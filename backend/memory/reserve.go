@@ -19,6 +19,9 @@ type waiter struct {
 	wakeIdx int       // position in Backend.waiters, -1 when it has no wake time
 	done    bool
 	result  chan reserveResult // buffered: the sender never blocks
+	notify  func()             // StartReserve's wake, called with the outcome sent; nil for Reserve
+
+	b *Backend // for PendingReserve's Cancel
 }
 
 type waiterReg struct {
@@ -36,7 +39,7 @@ func setWaiterIndex(w *waiter, i int) { w.wakeIdx = i }
 
 // Reserve reserves the best ready job over p.Tubes, waiting for one up to p.Timeout.
 func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
-	w, j, err := b.tryReserve(ctx, p)
+	w, j, err := b.tryReserve(ctx, p, nil)
 	if w == nil {
 		return j, err
 	}
@@ -59,8 +62,49 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 	return nil, ctx.Err()
 }
 
+var _ backend.ReserveStarter = (*Backend)(nil)
+
+// StartReserve is Reserve without a blocked goroutine (backend.ReserveStarter).
+func (b *Backend) StartReserve(ctx context.Context, p backend.ReserveParams, wake func()) (*backend.Job, backend.PendingReserve, error) {
+	w, j, err := b.tryReserve(ctx, p, wake)
+	if w == nil {
+		return j, nil, err
+	}
+	return nil, w, nil
+}
+
+// Result is PendingReserve's: the outcome, if finishWaiterLocked has sent it.
+func (w *waiter) Result() (*backend.Job, error, bool) {
+	select {
+	case r := <-w.result:
+		return r.job, r.err, true
+	default:
+		return nil, nil, false
+	}
+}
+
+// Wait is PendingReserve's.
+func (w *waiter) Wait() (*backend.Job, error) {
+	r := <-w.result
+	return r.job, r.err
+}
+
+// Cancel is PendingReserve's: as Reserve does when its context ends.
+func (w *waiter) Cancel() (*backend.Job, error) {
+	b := w.b
+	b.mu.Lock()
+	if w.done {
+		b.mu.Unlock()
+		return w.Wait() // decided first: that outcome stands
+	}
+	b.finishWaiterLocked(w, nil, nil)
+	b.armLocked()
+	b.mu.Unlock()
+	return nil, nil
+}
+
 // tryReserve answers at once when it can; otherwise it registers and returns a waiter.
-func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams) (*waiter, *backend.Job, error) {
+func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, notify func()) (*waiter, *backend.Job, error) {
 	now, err := b.begin(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -103,7 +147,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams) (*wai
 	case p.Timeout == 0:
 		return nil, nil, backend.ErrTimedOut
 	}
-	w := &waiter{session: s, wakeIdx: -1, result: make(chan reserveResult, 1)}
+	w := &waiter{session: s, wakeIdx: -1, result: make(chan reserveResult, 1), notify: notify, b: b}
 	if p.Timeout > 0 {
 		w.timeout = now.Add(p.Timeout)
 	}
@@ -159,6 +203,9 @@ func (b *Backend) finishWaiterLocked(w *waiter, j *backend.Job, err error) {
 		b.handedOff = true
 	}
 	if j != nil || err != nil {
+		if w.notify != nil {
+			w.notify() // before the outcome is visible: see backend.PendingReserve
+		}
 		w.result <- reserveResult{job: j, err: err}
 	}
 }

@@ -217,6 +217,12 @@ func Transcripts() []Transcript {
 			{Conn: 1, Send: "put 0 0 10 1\r\nx\r\n", Expect: "INSERTED 1\r\n"},
 			{Conn: 0, Expect: "RESERVED 1 1\r\nx\r\nUSING default\r\n"},
 		}},
+		{Name: "CommandsSentDuringABlockedReserveWaitForIt", Steps: []Step{
+			{Conn: 0, Send: "reserve\r\n", Expect: ""},
+			{Conn: 0, Send: "list-tube-used\r\n", Expect: ""},
+			{Conn: 1, Send: "put 0 0 10 1\r\nx\r\n", Expect: "INSERTED 1\r\n"},
+			{Conn: 0, Expect: "RESERVED 1 1\r\nx\r\nUSING default\r\n"},
+		}},
 		{Name: "HalfCloseWhileWaitingTimesOut", Steps: []Step{
 			{Conn: 0, Send: "reserve\r\n", Expect: "", Then: CloseWrite},
 			{Conn: 0, Expect: "TIMED_OUT\r\n", Then: Closed},
