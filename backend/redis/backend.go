@@ -70,6 +70,7 @@ type Backend struct {
 // New connects, checks the server's settings, subscribes to the namespace's channel and starts
 // the heartbeat and reaper loops.
 func New(ctx context.Context, opts Options) (*Backend, error) {
+	routeClientLog(opts.Logger)
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
