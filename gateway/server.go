@@ -48,6 +48,8 @@ type Server struct {
 	draining atomic.Bool
 	// nonBlocking: the backend declares that its calls never wait (see NonBlocking).
 	nonBlocking bool
+	// starter: the backend's ReserveStarter, when it is also NonBlocking; nil otherwise.
+	starter backend.ReserveStarter
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -73,8 +75,14 @@ func NewServer(cfg Config) *Server {
 		sessions = backend.NewSessionIDs()
 	}
 	nb, _ := cfg.Backend.(NonBlocking)
+	nonBlocking := nb != nil && nb.NonBlocking()
+	var starter backend.ReserveStarter
+	if rs, ok := cfg.Backend.(backend.ReserveStarter); ok && nonBlocking {
+		starter = rs // its StartReserve needs no timeout bound either
+	}
 	return &Server{
-		nonBlocking: nb != nil && nb.NonBlocking(),
+		nonBlocking: nonBlocking,
+		starter:     starter,
 		cfg:         cfg,
 		log:         log,
 		sessions:    sessions,
