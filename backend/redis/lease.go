@@ -20,15 +20,20 @@ func (b *Backend) noteProcess(process string) {
 // heartbeatLoop refreshes the lease of every process this Backend has seen sessions of, three
 // times per LeaseTTL, so that one late beat does not make the others take it for dead.
 func (b *Backend) heartbeatLoop() {
+	b.every(b.opts.LeaseTTL/3, b.heartbeat)
+}
+
+// every runs f every d until Close; it is one of the goroutines Close waits for.
+func (b *Backend) every(d time.Duration, f func()) {
 	defer b.wg.Done()
-	t := time.NewTicker(b.opts.LeaseTTL / 3)
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-b.stop:
 			return
 		case <-t.C:
-			b.heartbeat()
+			f()
 		}
 	}
 }
@@ -56,19 +61,11 @@ func (b *Backend) heartbeat() {
 
 // reapLoop ends the sessions of dead gateway processes, every LeaseTTL/2.
 func (b *Backend) reapLoop() {
-	defer b.wg.Done()
-	t := time.NewTicker(b.opts.LeaseTTL / 2)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			if err := b.Reap(context.Background()); err != nil {
-				b.opts.Logger.Warn("redis: reaping dead gateways failed", "err", err)
-			}
+	b.every(b.opts.LeaseTTL/2, func() {
+		if err := b.Reap(context.Background()); err != nil {
+			b.opts.Logger.Warn("redis: reaping dead gateways failed", "err", err)
 		}
-	}
+	})
 }
 
 // Reap ends now every session of every gateway process whose lease has expired, and reports
