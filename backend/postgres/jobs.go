@@ -110,25 +110,7 @@ func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64
 	if id > math.MaxInt64 {
 		return nil, backend.ErrNotFound
 	}
-	var job *backend.Job
-	err := b.run(ctx, "reserve-job", func(ctx context.Context) error {
-		job = nil
-		bt := &pgx.Batch{}
-		b.promote(bt)
-		bt.Queue(b.st.get("reserve_job"), b.now(), string(s), int64(id)).Query(func(rows pgx.Rows) error {
-			var err error
-			job, err = collectJob(rows)
-			return err
-		})
-		return b.batch(ctx, bt)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if job == nil {
-		return nil, backend.ErrNotFound
-	}
-	return job, nil
+	return b.queryJob(ctx, "reserve-job", b.st.get("reserve_job"), true, b.now(), string(s), int64(id))
 }
 
 // Kick moves up to bound buried (else delayed) jobs of tube to ready.

@@ -14,7 +14,7 @@ func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
 	if id > math.MaxInt64 {
 		return nil, backend.ErrNotFound
 	}
-	return b.peek(ctx, "peek", b.st.get("peek"), int64(id), false)
+	return b.queryJob(ctx, "peek", b.st.get("peek"), false, int64(id))
 }
 
 // PeekState returns the next job of tube in state (ready, delayed or buried).
@@ -30,12 +30,13 @@ func (b *Backend) PeekState(ctx context.Context, tube string, state backend.Stat
 	default:
 		return nil, fmt.Errorf("postgres: peek of state %v is not supported", state)
 	}
-	return b.peek(ctx, stmt, b.st.get(stmt), tube, true)
+	return b.queryJob(ctx, stmt, b.st.get(stmt), true, tube)
 }
 
-// peek runs a job query, after the promote step when the state matters (a delayed job whose time
-// has come is ready).
-func (b *Backend) peek(ctx context.Context, op, stmt string, arg any, promote bool) (*backend.Job, error) {
+// queryJob runs a statement returning at most one (id, tube, priority, body) row (peek, peek-*,
+// reserve-job), after the promote step when the state matters (a delayed job whose time has come
+// is ready); no row is ErrNotFound.
+func (b *Backend) queryJob(ctx context.Context, op, stmt string, promote bool, args ...any) (*backend.Job, error) {
 	var job *backend.Job
 	err := b.run(ctx, op, func(ctx context.Context) error {
 		job = nil
@@ -43,7 +44,7 @@ func (b *Backend) peek(ctx context.Context, op, stmt string, arg any, promote bo
 		if promote {
 			b.promote(bt)
 		}
-		bt.Queue(stmt, arg).Query(func(rows pgx.Rows) error {
+		bt.Queue(stmt, args...).Query(func(rows pgx.Rows) error {
 			var err error
 			job, err = collectJob(rows)
 			return err
