@@ -48,17 +48,9 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		return r.job, r.err
 	case <-ctx.Done():
 	}
-	b.mu.Lock()
-	if w.done {
-		// Served (or timed out) before we took the lock: that decision stands, so the job
-		// is not left reserved by a caller that believes it got nothing.
-		b.mu.Unlock()
-		r := <-w.result
-		return r.job, r.err
+	if j, err := w.Cancel(); j != nil || err != nil {
+		return j, err
 	}
-	b.finishWaiterLocked(w, nil, nil)
-	b.armLocked()
-	b.mu.Unlock()
 	return nil, ctx.Err()
 }
 
@@ -89,13 +81,15 @@ func (w *waiter) Wait() (*backend.Job, error) {
 	return r.job, r.err
 }
 
-// Cancel is PendingReserve's: as Reserve does when its context ends.
+// Cancel is PendingReserve's, and what Reserve does when its context ends.
 func (w *waiter) Cancel() (*backend.Job, error) {
 	b := w.b
 	b.mu.Lock()
 	if w.done {
+		// Decided before we took the lock: that decision stands, so the job is not left
+		// reserved by a caller that believes it got nothing.
 		b.mu.Unlock()
-		return w.Wait() // decided first: that outcome stands
+		return w.Wait()
 	}
 	b.finishWaiterLocked(w, nil, nil)
 	b.armLocked()
