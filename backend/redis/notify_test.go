@@ -20,6 +20,14 @@ func adminClient(t *testing.T) *goredis.Client {
 	return c
 }
 
+// newNotifyTest opens a Backend (1 s lease) on a fresh namespace, and an admin client to look
+// at its keys.
+func newNotifyTest(t *testing.T) (prefix string, b backend.Backend, admin *goredis.Client) {
+	t.Helper()
+	prefix = newPrefix(t)
+	return prefix, newBackend(t, prefix, nil, time.Second), adminClient(t)
+}
+
 // waitingCount is a tube's count of reserves waiting on it (lib.lua's notify).
 func waitingCount(t *testing.T, c *goredis.Client, prefix, tube string) int64 {
 	t.Helper()
@@ -51,9 +59,7 @@ func countedWaitThenCancel(t *testing.T, b backend.Backend, admin *goredis.Clien
 // however it ends (job, timeout, session end).
 func TestPublishOnlyWhenAReserveWaits(t *testing.T) {
 	t.Parallel()
-	prefix := newPrefix(t)
-	b := newBackend(t, prefix, nil, time.Second)
-	admin := adminClient(t)
+	prefix, b, admin := newNotifyTest(t)
 	ctx := context.Background()
 	sub := admin.Subscribe(ctx, "{"+prefix+"}:ready")
 	defer sub.Close()
@@ -98,9 +104,7 @@ func TestPublishOnlyWhenAReserveWaits(t *testing.T) {
 // once, although each publish wakes only one of them.
 func TestWakeOnePassesTheWakeUpOn(t *testing.T) {
 	t.Parallel()
-	prefix := newPrefix(t)
-	b := newBackend(t, prefix, nil, time.Second)
-	admin := adminClient(t)
+	prefix, b, admin := newNotifyTest(t)
 	ctx := context.Background()
 	const n = 5
 	got := make(chan error, n)
@@ -127,9 +131,7 @@ func TestWakeOnePassesTheWakeUpOn(t *testing.T) {
 // dropped since: uncounting skips tubes that no longer exist.
 func TestStaleWaitCountOfADroppedTube(t *testing.T) {
 	t.Parallel()
-	prefix := newPrefix(t)
-	b := newBackend(t, prefix, nil, time.Second)
-	admin := adminClient(t)
+	prefix, b, admin := newNotifyTest(t)
 	ctx := context.Background()
 	s := backend.SessionID("stale.1")
 	require.NoError(t, b.BeginSession(ctx, s))
