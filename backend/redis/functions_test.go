@@ -2,7 +2,6 @@ package redis_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend"
-	beanredis "github.com/beangate/beangate/backend/redis"
 )
 
 // A Redis that forgot the function library (FUNCTION FLUSH, or a restart without persistence)
@@ -18,12 +16,10 @@ import (
 func TestFunctionLibraryReloadedWhenLost(t *testing.T) {
 	t.Parallel()
 	srv := startPrivateRedis(t) // FUNCTION FLUSH on the shared server would disturb other tests
-	b, err := beanredis.New(context.Background(), beanredis.Options{URL: srv.url(), Prefix: "reload", CommandTimeout: 2 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Close() })
+	b := srv.newBackend("reload", 2*time.Second)
 	ctx := context.Background()
 
-	admin := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.port)})
+	admin := srv.client()
 	defer admin.Close()
 	libs, err := admin.FunctionList(ctx, goredis.FunctionListQuery{}).Result()
 	require.NoError(t, err)

@@ -42,13 +42,27 @@ func startPrivateRedis(t *testing.T) *privateRedis {
 
 func (r *privateRedis) url() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
 
+// client is a plain go-redis client of the server, for the test to inspect or disturb it.
+func (r *privateRedis) client() *goredis.Client {
+	return goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
+}
+
+// newBackend opens a Backend on the server under prefix, closed when the test ends.
+func (r *privateRedis) newBackend(prefix string, timeout time.Duration) *beanredis.Backend {
+	r.t.Helper()
+	b, err := beanredis.New(context.Background(), beanredis.Options{URL: r.url(), Prefix: prefix, CommandTimeout: timeout})
+	require.NoError(r.t, err)
+	r.t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
 func (r *privateRedis) start() {
 	r.t.Helper()
 	r.cmd = exec.Command("redis-server", "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
 		"--dir", r.dir, "--appendonly", "yes", "--appendfsync", "always", "--save", "",
 		"--maxmemory-policy", "noeviction")
 	require.NoError(r.t, r.cmd.Start())
-	c := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
+	c := r.client()
 	defer c.Close()
 	require.Eventually(r.t, func() bool {
 		return c.Ping(context.Background()).Err() == nil
@@ -68,9 +82,7 @@ func TestRedisRestartLosesNoAcknowledgedJob(t *testing.T) {
 	t.Parallel()
 	srv := startPrivateRedis(t)
 	const timeout = 500 * time.Millisecond
-	b, err := beanredis.New(context.Background(), beanredis.Options{URL: srv.url(), Prefix: "restart", CommandTimeout: timeout})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Close() })
+	b := srv.newBackend("restart", timeout)
 	ctx := context.Background()
 	put := func() (uint64, error) {
 		return b.Put(ctx, backend.PutParams{Tube: "default", Priority: 1, TTR: time.Minute, Body: []byte("keep me")})
@@ -85,7 +97,7 @@ func TestRedisRestartLosesNoAcknowledgedJob(t *testing.T) {
 
 	srv.kill()
 	began := time.Now()
-	_, err = put()
+	_, err := put()
 	require.Error(t, err, "a put with Redis down must fail")
 	require.Less(t, time.Since(began), 3*timeout, "a failing call must not hang")
 	_, err = b.Stats(ctx)
@@ -119,16 +131,14 @@ func TestSlowRedisFailsWithinCommandTimeout(t *testing.T) {
 	t.Parallel()
 	srv := startPrivateRedis(t)
 	const timeout = 300 * time.Millisecond
-	b, err := beanredis.New(context.Background(), beanredis.Options{URL: srv.url(), Prefix: "slow", CommandTimeout: timeout})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Close() })
+	b := srv.newBackend("slow", timeout)
 
-	admin := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.port)})
+	admin := srv.client()
 	defer admin.Close()
 	require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", 2000, "ALL").Err())
 
 	began := time.Now()
-	_, err = b.Put(context.Background(), backend.PutParams{Tube: "default", TTR: time.Second, Body: []byte("x")})
+	_, err := b.Put(context.Background(), backend.PutParams{Tube: "default", TTR: time.Second, Body: []byte("x")})
 	require.Error(t, err)
 	require.Less(t, time.Since(began), 4*timeout, "the call must give up at about CommandTimeout")
 }
