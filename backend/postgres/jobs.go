@@ -20,10 +20,10 @@ func (b *Backend) callErr(ctx context.Context, op string, err error) error {
 	return wrap(op, err)
 }
 
-// ownerOp runs a statement that acts on one job (release, kick-job) and reports ErrNotFound when
-// it matched no row. It returns the tube column. Release needs no promote step: it acts only on
-// a reservation whose deadline has not passed, and an expired one is promoted by whoever next
-// looks at it.
+// ownerOp runs a statement that acts on one job (release, bury, touch, kick-job) and reports
+// ErrNotFound when it matched no row. It returns the tube column. Release, bury and touch need no
+// promote step: they act only on a reservation whose deadline has not passed, and an expired one
+// is promoted by whoever next looks at it.
 func (b *Backend) ownerOp(ctx context.Context, op, stmt string, promote bool, args ...any) (string, error) {
 	var tube string
 	found := false
@@ -69,7 +69,7 @@ func (b *Backend) Bury(ctx context.Context, s backend.SessionID, id uint64, prio
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	_, err := b.ownerOpID(ctx, "bury", b.st.get("bury"), b.now(), string(s), int64(id), int64(priority))
+	_, err := b.ownerOp(ctx, "bury", b.st.get("bury"), false, b.now(), string(s), int64(id), int64(priority))
 	return err
 }
 
@@ -78,31 +78,8 @@ func (b *Backend) Touch(ctx context.Context, s backend.SessionID, id uint64) err
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	_, err := b.ownerOpID(ctx, "touch", b.st.get("touch"), b.now(), string(s), int64(id))
+	_, err := b.ownerOp(ctx, "touch", b.st.get("touch"), false, b.now(), string(s), int64(id))
 	return err
-}
-
-// ownerOpID runs a statement acting on a live reservation of the caller (bury, touch), which
-// returns the job id; ErrNotFound when it matched no row. No promote step, as for release.
-func (b *Backend) ownerOpID(ctx context.Context, op, stmt string, args ...any) (int64, error) {
-	var id int64
-	found := false
-	err := b.run(ctx, op, func(ctx context.Context) error {
-		found = false
-		rows, err := b.pool.Query(ctx, stmt, args...)
-		if err != nil {
-			return err
-		}
-		_, err = pgx.ForEachRow(rows, []any{&id}, func() error { found = true; return nil })
-		return err
-	})
-	if err != nil {
-		return 0, err
-	}
-	if !found {
-		return 0, backend.ErrNotFound
-	}
-	return id, nil
 }
 
 // ReserveJob reserves job id for s unless it is reserved.

@@ -8,4 +8,4 @@ UPDATE {{schema}}.jobs
 SET priority = $4::bigint, buries = buries + 1, reserved_by = NULL, state = 4, due_at = NULL,
     buried_seq = nextval('{{schema}}.buried_seq')
 WHERE id = $3::bigint AND (state = 3 AND reserved_by = $2::text AND due_at > {{now}}) IS TRUE
-RETURNING id
+RETURNING tube

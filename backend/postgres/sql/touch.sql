@@ -8,4 +8,4 @@ UPDATE {{schema}}.jobs
 SET due_at = {{now}} + ttr_us * interval '1 microsecond'
 WHERE id = $3::bigint AND (state = 3 AND reserved_by = $2::text AND due_at > {{now}}) IS TRUE
   AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
-RETURNING id
+RETURNING tube
