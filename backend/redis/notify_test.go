@@ -118,6 +118,7 @@ func TestWakeOnePassesTheWakeUpOn(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "default") == n },
 		5*time.Second, 5*time.Millisecond)
+	began := time.Now()
 	for range n {
 		_, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("x")})
 		require.NoError(t, err)
@@ -125,6 +126,8 @@ func TestWakeOnePassesTheWakeUpOn(t *testing.T) {
 	for range n {
 		require.NoError(t, <-got)
 	}
+	// Without this bound a lost wake-up went unnoticed: the 1 s safety poll made up for it.
+	require.Less(t, time.Since(began), 500*time.Millisecond, "a wake-up was lost: a reserve waited for the safety poll")
 }
 
 // A wait count left behind (the reserve gave up without a last try) does not resurrect a tube
