@@ -75,11 +75,14 @@ func TestPublishOnlyWhenAReserveWaits(t *testing.T) {
 	require.NoError(t, b.WatchTube(ctx, s, "b"))
 
 	put("a") // nobody waits on a: no publish
-	got := make(chan *backend.Job, 1)
-	go func() {
+	type reserved struct {
+		job *backend.Job
+		err error
+	}
+	got := make(chan reserved, 1)
+	go func() { // require's FailNow must not run here: the test would hang on <-got instead
 		j, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"b"}, Timeout: -1})
-		require.NoError(t, err)
-		got <- j
+		got <- reserved{j, err}
 	}()
 	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "b") == 1 },
 		5*time.Second, 5*time.Millisecond)
@@ -87,8 +90,9 @@ func TestPublishOnlyWhenAReserveWaits(t *testing.T) {
 	m, err := sub.ReceiveMessage(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "b", m.Payload, "the first publish is b's: a had no waiter")
-	j := <-got
-	require.Equal(t, "b", j.Tube)
+	r := <-got
+	require.NoError(t, r.err)
+	require.Equal(t, "b", r.job.Tube)
 	require.Zero(t, waitingCount(t, admin, prefix, "b"), "a reserve that got a job is uncounted")
 
 	_, err = b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"b"}, Timeout: 50 * time.Millisecond})
