@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -18,21 +17,12 @@ import (
 // call that already leads would be lost, and with both lost later calls wait with nobody to
 // send them until they time out.
 func TestPipelineSlotsAreNeverLost(t *testing.T) {
-	url := os.Getenv("REDIS_URL")
-	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
-	}
+	requireRedis(t)
 	prefix := fmt.Sprintf("bgtest-slots-%d", time.Now().UnixNano())
-	b, err := New(context.Background(), Options{URL: url, Prefix: prefix, CommandTimeout: 5 * time.Second})
+	t.Cleanup(func() { deleteNamespace(redisURL(), prefix) })
+	b, err := New(context.Background(), Options{URL: redisURL(), Prefix: prefix, CommandTimeout: 5 * time.Second})
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx := context.Background()
-		keys, _ := b.client.Keys(ctx, "{"+prefix+"}:*").Result()
-		if len(keys) > 0 {
-			b.client.Del(ctx, keys...)
-		}
-		_ = b.Close()
-	})
+	t.Cleanup(func() { _ = b.Close() })
 	b.batch.beforeSend = func() { time.Sleep(200 * time.Microsecond) }
 
 	const sessions, calls = 32, 60
