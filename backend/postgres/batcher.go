@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// errBatchTimeout: the write was not answered within CommandTimeout (the database is slow or
+// errBatchTimeout: the call was not answered within CommandTimeout (the database is slow or
 // unreachable); whether it was committed is unknown, as with any timed-out command.
-var errBatchTimeout = errors.New("postgres: write not committed within the command timeout")
+var errBatchTimeout = errors.New("not answered within the command timeout")
 
 // batcher groups the calls that arrive while earlier ones are being written into one statement,
 // one transaction and one WAL flush (group commit). Under no load a call runs at once; under load

@@ -9,15 +9,14 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// callErr keeps a caller's cancellation recognisable and wraps the rest.
-func (b *Backend) callErr(ctx context.Context, op string, err error) error {
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return err
+// callErr is the error of a call answered through a batcher. What exec returned has been wrapped
+// by run already, and a caller's cancellation and errClosed stay recognisable as they are: only
+// the batcher's own timeout still lacks the operation's name.
+func callErr(op string, err error) error {
+	if errors.Is(err, errBatchTimeout) {
+		return wrap(op, err)
 	}
-	if errors.Is(err, errClosed) {
-		return err
-	}
-	return wrap(op, err)
+	return err
 }
 
 // ownerOp runs a statement that acts on one job (release, bury, touch, kick-job) and reports

@@ -101,7 +101,7 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any) (*backend.Job, error) {
 	job, err := b.reserves.do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now})
 	if err != nil {
-		return nil, b.callErr(ctx, "reserve", err)
+		return nil, callErr("reserve", err)
 	}
 	return job, nil
 }

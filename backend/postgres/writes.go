@@ -46,7 +46,7 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 		tube: p.Tube, priority: p.Priority, delayUS: p.Delay.Microseconds(), ttrUS: p.TTR.Microseconds(), body: body,
 	}})
 	if err != nil {
-		return 0, b.callErr(ctx, "put", err)
+		return 0, callErr("put", err)
 	}
 	if p.Delay <= 0 {
 		b.waiters.wake(p.Tube, 1)
@@ -61,7 +61,7 @@ func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) er
 	}
 	res, err := b.writes.do(ctx, write{del: &deleteItem{session: s, id: id}})
 	if err != nil {
-		return b.callErr(ctx, "delete", err)
+		return callErr("delete", err)
 	}
 	if !res.deleted {
 		return backend.ErrNotFound
