@@ -19,7 +19,6 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 
 // ReserveJob reserves job id for s if it is ready, delayed or buried.
 func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64) (*backend.Job, error) {
-	b.noteProcess(s.Process())
 	res, err := b.call(ctx, b.sc.reserveJob, string(s), padID(id))
 	if err != nil {
 		return nil, err

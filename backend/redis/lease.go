@@ -5,18 +5,6 @@ import (
 	"time"
 )
 
-// noteProcess makes this Backend keep process's heartbeat lease alive from now on; the first
-// time it beats at once, so that a reservation is never held by a process without a lease.
-func (b *Backend) noteProcess(process string) {
-	b.procsMu.Lock()
-	_, known := b.procs[process]
-	b.procs[process] = struct{}{}
-	b.procsMu.Unlock()
-	if !known {
-		b.heartbeat()
-	}
-}
-
 // heartbeatLoop refreshes the lease of every process this Backend has seen sessions of, three
 // times per LeaseTTL, so that one late beat does not make the others take it for dead.
 func (b *Backend) heartbeatLoop() {

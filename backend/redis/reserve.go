@@ -29,7 +29,6 @@ type reserveOutcome struct {
 // it re-runs the reserve script whenever a watched tube is published, the next due time the
 // script reported arrives, or the safety poll ticks.
 func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
-	b.noteProcess(p.Session.Process())
 	w := b.waiters.add(p.Session, p.Tubes) // before the first try, so no publish after it is missed
 	defer b.waiters.remove(w)
 

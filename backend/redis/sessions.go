@@ -10,7 +10,9 @@ import (
 // lease alive.
 func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
 	b.procsMu.Lock()
-	b.procs[s.Process()] = struct{}{} // the script sets the lease itself
+	// The script sets the lease itself. Every other call of s comes after this one (the
+	// backend.Backend contract), so its process is known here from then on.
+	b.procs[s.Process()] = struct{}{}
 	b.procsMu.Unlock()
 	_, err := b.call(ctx, b.sc.sessionBegin, string(s), s.Process(), ms(b.opts.LeaseTTL))
 	return err
