@@ -126,7 +126,7 @@ func (b *Backend) start(ctx context.Context) error {
 		_ = b.pubsub.Close()
 		return fmt.Errorf("backend/redis: subscribe: %w", err)
 	}
-	b.batch = newBatcher(b.client, b.sc, pipelinesInFlight, b.opts.CommandTimeout)
+	b.batch = newBatcher(b.client, b.sc, b.keys, pipelinesInFlight, b.opts.CommandTimeout)
 	b.wg.Add(3)
 	go b.listen()
 	go b.heartbeatLoop()
@@ -188,7 +188,7 @@ func (b *Backend) call(ctx context.Context, f fn, args ...any) (any, error) {
 	all := make([]any, 0, len(args)+2)
 	all = append(all, b.base, b.nowArg())
 	all = append(all, args...)
-	res, err := b.batch.run(cctx, f, b.keys, all...)
+	res, err := b.batch.run(cctx, f, all...)
 	return res, interpretError(err)
 }
 

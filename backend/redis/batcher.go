@@ -24,6 +24,7 @@ const maxBatch = 256
 type batcher struct {
 	client      goredis.UniversalClient
 	lib         *scripts      // reloaded when Redis has lost it
+	keys        []string      // KEYS of every call (the same for all: see Backend.keys)
 	timeout     time.Duration // bounds each pipeline
 	maxInFlight int
 
@@ -42,7 +43,6 @@ type batcher struct {
 type scriptCall struct {
 	ctx  context.Context
 	fn   fn
-	keys []string
 	args []any
 	res  any
 	err  error
@@ -53,14 +53,14 @@ type scriptCall struct {
 	lead   bool // this call's goroutine must send the next pipeline
 }
 
-func newBatcher(client goredis.UniversalClient, lib *scripts, maxInFlight int, timeout time.Duration) *batcher {
-	return &batcher{client: client, lib: lib, timeout: timeout, maxInFlight: maxInFlight}
+func newBatcher(client goredis.UniversalClient, lib *scripts, keys []string, maxInFlight int, timeout time.Duration) *batcher {
+	return &batcher{client: client, lib: lib, keys: keys, timeout: timeout, maxInFlight: maxInFlight}
 }
 
 // run queues a call and waits for its result or for ctx to end. A call already sent is always
 // waited for, so that a state change that happened is never lost.
-func (b *batcher) run(ctx context.Context, f fn, keys []string, args ...any) (any, error) {
-	c := &scriptCall{ctx: ctx, fn: f, keys: keys, args: args, wake: make(chan struct{}, 2)}
+func (b *batcher) run(ctx context.Context, f fn, args ...any) (any, error) {
+	c := &scriptCall{ctx: ctx, fn: f, args: args, wake: make(chan struct{}, 2)}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -210,7 +210,7 @@ func (b *batcher) pipeline(ctx context.Context, calls []*scriptCall) []*goredis.
 	cmds := make([]*goredis.Cmd, len(calls))
 	pipe := b.client.Pipeline()
 	for i, c := range calls {
-		cmds[i] = pipe.FCall(ctx, string(c.fn), c.keys, c.args...)
+		cmds[i] = pipe.FCall(ctx, string(c.fn), b.keys, c.args...)
 	}
 	_, _ = pipe.Exec(ctx) // each command carries its own error
 	return cmds
