@@ -91,12 +91,13 @@ func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult,
 	res := make([]writeResult, len(items))
 	var unreferenced []string
 	own := b.leases.list() // put.sql announces ready jobs only to other gateway processes
+	now := b.now() // one time for the whole batch, as for a reserve attempt
 	err := b.run(ctx, "put/delete", func(ctx context.Context) error {
 		clear(res)
 		unreferenced = unreferenced[:0]
 		bt := &pgx.Batch{}
 		if len(putAt) > 0 {
-			bt.Queue(b.st.get("put"), b.now(), tubes, prios, delays, ttrs, bodies, own).Query(func(rows pgx.Rows) error {
+			bt.Queue(b.st.get("put"), now, tubes, prios, delays, ttrs, bodies, own).Query(func(rows pgx.Rows) error {
 				var ord, id int64
 				_, err := pgx.ForEachRow(rows, []any{&ord, &id}, func() error {
 					res[putAt[ord-1]].id = uint64(id)
@@ -107,7 +108,7 @@ func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult,
 		}
 		if len(delIDs) > 0 {
 			// No promote step: delete.sql counts an expired reservation itself.
-			bt.Queue(b.st.get("delete"), b.now(), delIDs, delSessions).Query(func(rows pgx.Rows) error {
+			bt.Queue(b.st.get("delete"), now, delIDs, delSessions).Query(func(rows pgx.Rows) error {
 				var id *int64
 				var name string
 				_, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {
