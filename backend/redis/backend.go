@@ -49,15 +49,16 @@ const pipelinesInFlight = 2
 
 // Backend is a backend.Backend on Redis. Use New.
 type Backend struct {
-	opts      Options
-	client    *goredis.Client
-	ownClient bool
-	base      string   // "{prefix}"
-	keys      []string // KEYS of every script: the namespace's stats hash
-	sc        *scripts
-	batch     *batcher
-	waiters   *waiters
-	pubsub    *goredis.PubSub
+	opts       Options
+	safetyPoll time.Duration // safetyPoll, except in tests that must see a lost wake-up
+	client     *goredis.Client
+	ownClient  bool
+	base       string   // "{prefix}"
+	keys       []string // KEYS of every script: the namespace's stats hash
+	sc         *scripts
+	batch      *batcher
+	waiters    *waiters
+	pubsub     *goredis.PubSub
 
 	procsMu sync.Mutex
 	procs   map[string]struct{} // gateway processes whose lease this Backend keeps alive
@@ -76,13 +77,14 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{
-		opts:    opts,
-		client:  opts.Client,
-		base:    "{" + opts.Prefix + "}",
-		sc:      loadScripts(),
-		waiters: newWaiters(),
-		procs:   map[string]struct{}{},
-		stop:    make(chan struct{}),
+		opts:       opts,
+		safetyPoll: safetyPoll,
+		client:     opts.Client,
+		base:       "{" + opts.Prefix + "}",
+		sc:         loadScripts(),
+		waiters:    newWaiters(),
+		procs:      map[string]struct{}{},
+		stop:       make(chan struct{}),
 	}
 	b.keys = []string{b.base + ":stats"}
 	if b.client == nil {

@@ -17,6 +17,10 @@ var (
 	DeleteNamespace = deleteNamespace
 )
 
+// SetSafetyPoll changes how long b's waiting reserves trust their notifications, so that a
+// test can make a lost wake-up wait far longer than the test may take.
+func SetSafetyPoll(b *Backend, d time.Duration) { b.safetyPoll = d }
+
 // redisURL is the shared test server; tests only touch keys under their own random prefix.
 func redisURL() string {
 	if u := os.Getenv("REDIS_URL"); u != "" {

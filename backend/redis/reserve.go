@@ -84,7 +84,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 			defer stop()
 		}
 		if safety == nil {
-			safety = time.NewTicker(safetyPoll)
+			safety = time.NewTicker(b.safetyPoll)
 		}
 		due.arm(b, out.next, out.now)
 		select {
