@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -97,33 +98,34 @@ func testCtx(t *testing.T) context.Context {
 }
 
 // requireWokenAcrossBackends checks that a reserve waiting on waiting (as a new session sid) is
-// woken by a put into tube on other: the listener of waiting works. A waiting reserve re-polls
-// every pollInterval and would find the job without any wake-up, so only an answer well within
-// that counts; a listener still reconnecting (back-off) gets further tries until a deadline.
-func requireWokenAcrossBackends(t *testing.T, ctx context.Context, waiting, other backend.Backend, sid backend.SessionID, tube string) {
+// woken by a put into tube on other: the listener of waiting works. The waiting backend's
+// re-poll is switched off (an hour), so a reserve gets the job only through a wake-up; a
+// listener still reconnecting (back-off, at most 2 s) gets further tries, each on a fresh tube,
+// until a deadline.
+func requireWokenAcrossBackends(t *testing.T, ctx context.Context, waiting, other *Backend, sid backend.SessionID, tube string) {
 	t.Helper()
+	waiting.poll = time.Hour
 	require.NoError(t, waiting.BeginSession(ctx, sid))
-	deadline := time.Now().Add(5 * time.Second) // listener back-off is at most 2s
-	for {
+	deadline := time.Now().Add(10 * time.Second)
+	for try := 0; ; try++ {
+		name := fmt.Sprintf("%s-%d", tube, try)
+		// Given up by its context, not by a reserve timeout: a timed-out reserve makes a last
+		// attempt, which would find the job without any wake-up.
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		done := make(chan error, 1)
 		go func() {
-			_, err := waiting.Reserve(ctx, backend.ReserveParams{Session: sid, Tubes: []string{tube}, Timeout: 10 * time.Second})
+			_, err := waiting.Reserve(rctx, backend.ReserveParams{Session: sid, Tubes: []string{name}, Timeout: -1})
 			done <- err
 		}()
 		time.Sleep(50 * time.Millisecond)
-		_, err := other.Put(ctx, backend.PutParams{Tube: tube, TTR: time.Minute, Body: []byte("z")})
+		_, err := other.Put(ctx, backend.PutParams{Tube: name, TTR: time.Minute, Body: []byte("z")})
 		require.NoError(t, err)
-		put := time.Now()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("waiting reserve not woken by a put on another backend")
-		}
-		if time.Since(put) < pollInterval/2 {
+		err = <-done
+		cancel()
+		if err == nil {
 			return
 		}
-		require.True(t, time.Now().Before(deadline),
-			"waiting reserve only found the job by polling: not woken by the put on another backend")
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		require.True(t, time.Now().Before(deadline), "waiting reserve never woken by a put on another backend")
 	}
 }

@@ -22,6 +22,7 @@ var _ backend.Backend = (*Backend)(nil)
 
 // Backend is the PostgreSQL Backend. It is safe for concurrent use.
 type Backend struct {
+	poll     time.Duration // pollInterval, except in tests that must see a lost wake-up
 	pool     *pgxpool.Pool
 	ownsPool bool
 	opts     Options
@@ -63,7 +64,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{opts: opts, st: st, origin: origin, clock: opts.Clock, waiters: newWaiters(), stop: make(chan struct{})}
+	b := &Backend{poll: pollInterval, opts: opts, st: st, origin: origin, clock: opts.Clock, waiters: newWaiters(), stop: make(chan struct{})}
 	if b.clock == nil {
 		b.clock = backend.SystemClock{}
 	}

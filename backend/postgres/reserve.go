@@ -84,7 +84,7 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 		t := b.clock.AfterFunc(d, func() { w.signal() })
 		defer t.Stop()
 	}
-	poll := time.NewTimer(pollInterval)
+	poll := time.NewTimer(b.poll)
 	defer poll.Stop()
 	select {
 	case <-w.ch:
