@@ -105,32 +105,43 @@ func TestPublishOnlyWhenAReserveWaits(t *testing.T) {
 	require.Zero(t, waitingCount(t, admin, prefix, "b"), "ending the session uncounts its wait")
 }
 
-// Several reserves waiting on one tube of one gateway each get one of several jobs put at
-// once, although each publish wakes only one of them.
+// Several reserves waiting on one tube of one gateway each get one of several jobs made ready
+// at once by one kick, which publishes once and so wakes only one of them: the wake-up must be
+// passed on. The safety poll is off (an hour) and the reserves are given up by their context,
+// not a reserve timeout (whose last attempt would find a job anyway), so only wake-ups deliver.
 func TestWakeOnePassesTheWakeUpOn(t *testing.T) {
 	t.Parallel()
 	prefix, b, admin := newNotifyTest(t)
-	// No safety poll within the test: a lost wake-up leaves a reserve waiting until its timeout.
 	beanredis.SetSafetyPoll(b.(*beanredis.Backend), time.Hour)
 	ctx := context.Background()
 	const n = 5
+	buried := backend.SessionID("wake.buried")
+	require.NoError(t, b.BeginSession(ctx, buried))
+	for range n {
+		id, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("x")})
+		require.NoError(t, err)
+		_, err = b.ReserveJob(ctx, buried, id)
+		require.NoError(t, err)
+		require.NoError(t, b.Bury(ctx, buried, id, 0))
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	got := make(chan error, n)
 	for i := range n {
 		s := backend.SessionID("wake." + string(rune('a'+i)))
 		require.NoError(t, b.BeginSession(ctx, s))
 		go func() {
-			_, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}, Timeout: 5 * time.Second})
+			_, err := b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}, Timeout: -1})
 			got <- err
 		}()
 	}
 	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "default") == n },
 		5*time.Second, 5*time.Millisecond)
+	kicked, err := b.Kick(ctx, "default", n)
+	require.NoError(t, err)
+	require.Equal(t, n, int(kicked))
 	for range n {
-		_, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("x")})
-		require.NoError(t, err)
-	}
-	for range n {
-		require.NoError(t, <-got, "a wake-up was lost: the reserve waited until its timeout")
+		require.NoError(t, <-got, "a wake-up was lost: a reserve waited until its context ended")
 	}
 }
 
