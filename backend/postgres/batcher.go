@@ -15,9 +15,8 @@ var errBatchTimeout = errors.New("not answered within the command timeout")
 // one transaction and one WAL flush (group commit). Under no load a call runs at once; under load
 // the queue that builds up during a commit becomes the next batch.
 type batcher[T, R any] struct {
-	calls   chan *call[T, R]
+	calls   chan *call[T, R] // its capacity is the largest batch
 	exec    func(ctx context.Context, items []T) ([]R, error)
-	max     int
 	timeout time.Duration // a caller waits at most this long, queueing included
 	stop    <-chan struct{}
 	// abandoned, if set, receives the results that were committed for callers that had already
@@ -43,7 +42,7 @@ type call[T, R any] struct {
 // newBatcher starts workers goroutines, each executing batches of at most max items, until stop
 // closes. exec returns one result per item, in order, or an error for the whole batch.
 func newBatcher[T, R any](exec func(context.Context, []T) ([]R, error), abandoned func(T, R), max, workers int, timeout time.Duration, stop <-chan struct{}) *batcher[T, R] {
-	b := &batcher[T, R]{calls: make(chan *call[T, R], max), exec: exec, abandoned: abandoned, max: max, timeout: timeout, stop: stop}
+	b := &batcher[T, R]{calls: make(chan *call[T, R], max), exec: exec, abandoned: abandoned, timeout: timeout, stop: stop}
 	for range workers {
 		go b.work()
 	}
@@ -92,7 +91,7 @@ func (b *batcher[T, R]) work() {
 		}
 		batch := []*call[T, R]{first}
 	fill:
-		for len(batch) < b.max {
+		for len(batch) < cap(b.calls) {
 			select {
 			case c := <-b.calls:
 				batch = append(batch, c)

@@ -47,9 +47,6 @@ func randomID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// writeWorkers is how many put/delete batches may be in flight at once.
-var writeWorkers = 1
-
 var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,40}$`)
 
 // New connects (or adopts opts.Pool), applies migrations unless opts.SkipMigrate, and starts the
@@ -93,7 +90,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		}
 	}
 	// One writer: concurrent write batches would only queue on the same tube and counter rows.
-	b.writes = newBatcher(b.execWrites, nil, 1000, writeWorkers, opts.CommandTimeout, b.stop)
+	b.writes = newBatcher(b.execWrites, nil, 1000, 1, opts.CommandTimeout, b.stop) // one batch in flight: they all update the same tube and counter rows
 	// One reserver: the reserves arriving together are answered by one statement per watch list,
 	// all in one round trip and one (asynchronous) commit.
 	b.reserves = newBatcher(b.execReserves, b.unreserve, 1000, 1, opts.CommandTimeout, b.stop)
