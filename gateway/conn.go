@@ -49,8 +49,8 @@ type conn struct {
 
 	ctx      context.Context // ends when the connection ends or the server stops it
 	cancel   context.CancelFunc
-	stopping atomic.Bool // set by Shutdown: end after the current command
-	wake     func()      // ends a waitReserveInline socket wait; made at the first one
+	stopping atomic.Bool     // set by Shutdown: end after the current command
+	waiting  *waitingReserve // a ReserveStarter wait's hand-over; made at the first one
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -304,6 +304,7 @@ func (c *conn) watchHangup(hangup context.CancelCauseFunc) (stop func()) {
 // readAhead outcomes.
 const (
 	readAheadWoken = iota // the wait for input ended without input's end: a deadline was set
+	readAheadInput        // input was read and kept in pending
 	readAheadFull         // maxReadAhead bytes are waiting: reading ahead stops
 	readAheadEnded        // end of input or a read error (kept in err for after the pending bytes)
 )
@@ -312,6 +313,7 @@ const (
 // reads in pending. It serves a reserve waiting on the connection's own goroutine.
 func (r *rawReader) readAhead() int {
 	outcome := readAheadWoken
+	had := len(r.pending)
 	var buf [512]byte
 	werr := r.rc.Read(func(fd uintptr) bool {
 		for {
@@ -319,6 +321,9 @@ func (r *rawReader) readAhead() int {
 			switch {
 			case err == syscall.EINTR:
 				continue
+			case err == syscall.EAGAIN && len(r.pending) > had:
+				outcome = readAheadInput
+				return true
 			case err == syscall.EAGAIN:
 				return false // wait for input, a hang-up or the wake's deadline
 			case err != nil:

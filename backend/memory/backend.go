@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
 
@@ -51,7 +50,7 @@ type Backend struct {
 	timerAt  time.Time
 	timerGen uint64 // tells a stale timer callback from the current one
 
-	handedOff bool // the current operation gave a job to a waiting reserve
+	deliveries []delivery // outcomes of waits decided under the lock, for unlock to hand out
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -96,17 +95,22 @@ func (b *Backend) begin(ctx context.Context) (time.Time, error) {
 	return now, nil
 }
 
-// end finishes an operation begun with begin: it re-arms the event timer and unlocks. When the
-// operation handed a job to a waiting reserve, it yields so the waiter's goroutine (queued next
-// on this thread) answers RESERVED before the caller goes on to write its own reply: the
-// wake-up latency is what waiting workers feel, the caller's reply loses only that one step.
+// end finishes an operation begun with begin: it re-arms the event timer and unlocks.
 func (b *Backend) end() {
 	b.armLocked()
-	handedOff := b.handedOff
-	b.handedOff = false
+	b.unlock()
+}
+
+// unlock releases the lock, then delivers the outcomes of the waits decided while it was held.
+// They go out on this goroutine, before the caller's own reply: a gateway answers a waiting
+// client from here, so the wake-up latency workers feel is one socket write, not a goroutine
+// switch.
+func (b *Backend) unlock() {
+	ds := b.deliveries
+	b.deliveries = nil
 	b.mu.Unlock()
-	if handedOff {
-		runtime.Gosched()
+	for _, d := range ds {
+		d.deliver(d.job, d.err)
 	}
 }
 
@@ -186,7 +190,7 @@ func (b *Backend) EndSession(ctx context.Context, id backend.SessionID) error {
 // with ErrClosed.
 func (b *Backend) Close() error {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	if b.closed {
 		return nil
 	}

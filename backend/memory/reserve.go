@@ -18,8 +18,7 @@ type waiter struct {
 	wake    time.Time // next time it must look at the clock: min(timeout, deadline-soon)
 	wakeIdx int       // position in Backend.waiters, -1 when it has no wake time
 	done    bool
-	result  chan reserveResult // buffered: the sender never blocks
-	notify  func()             // StartReserve's wake, called with the outcome sent; nil for Reserve
+	deliver func(*backend.Job, error) // called with the outcome once the lock is released
 
 	b *Backend // for PendingReserve's Cancel
 }
@@ -27,6 +26,14 @@ type waiter struct {
 type waiterReg struct {
 	tube *tube
 	elem *list.Element
+}
+
+// delivery is a decided wait's outcome on its way to the waiter, handed over after the
+// operation that decided it has released the lock.
+type delivery struct {
+	deliver func(*backend.Job, error)
+	job     *backend.Job
+	err     error
 }
 
 type reserveResult struct {
@@ -39,66 +46,49 @@ func setWaiterIndex(w *waiter, i int) { w.wakeIdx = i }
 
 // Reserve reserves the best ready job over p.Tubes, waiting for one up to p.Timeout.
 func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
-	w, j, err := b.tryReserve(ctx, p, nil)
+	result := make(chan reserveResult, 1) // buffered: deliver never blocks
+	w, j, err := b.tryReserve(ctx, p, func(j *backend.Job, err error) { result <- reserveResult{j, err} })
 	if w == nil {
 		return j, err
 	}
 	select {
-	case r := <-w.result:
+	case r := <-result:
 		return r.job, r.err
 	case <-ctx.Done():
 	}
-	if j, err := w.Cancel(); j != nil || err != nil {
-		return j, err
+	if w.Cancel() {
+		return nil, ctx.Err()
 	}
-	return nil, ctx.Err()
+	r := <-result // decided first: that decision stands, so no job is left reserved unseen
+	return r.job, r.err
 }
 
 var _ backend.ReserveStarter = (*Backend)(nil)
 
 // StartReserve is Reserve without a blocked goroutine (backend.ReserveStarter).
-func (b *Backend) StartReserve(ctx context.Context, p backend.ReserveParams, wake func()) (*backend.Job, backend.PendingReserve, error) {
-	w, j, err := b.tryReserve(ctx, p, wake)
+func (b *Backend) StartReserve(ctx context.Context, p backend.ReserveParams, deliver func(*backend.Job, error)) (*backend.Job, backend.PendingReserve, error) {
+	w, j, err := b.tryReserve(ctx, p, deliver)
 	if w == nil {
 		return j, nil, err
 	}
 	return nil, w, nil
 }
 
-// Result is PendingReserve's: the outcome, if finishWaiterLocked has sent it.
-func (w *waiter) Result() (*backend.Job, error, bool) {
-	select {
-	case r := <-w.result:
-		return r.job, r.err, true
-	default:
-		return nil, nil, false
-	}
-}
-
-// Wait is PendingReserve's.
-func (w *waiter) Wait() (*backend.Job, error) {
-	r := <-w.result
-	return r.job, r.err
-}
-
 // Cancel is PendingReserve's, and what Reserve does when its context ends.
-func (w *waiter) Cancel() (*backend.Job, error) {
+func (w *waiter) Cancel() bool {
 	b := w.b
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if w.done {
-		// Decided before we took the lock: that decision stands, so the job is not left
-		// reserved by a caller that believes it got nothing.
-		b.mu.Unlock()
-		return w.Wait()
+		return false // decided before we took the lock: that decision stands
 	}
 	b.finishWaiterLocked(w, nil, nil)
 	b.armLocked()
-	b.mu.Unlock()
-	return nil, nil
+	return true
 }
 
 // tryReserve answers at once when it can; otherwise it registers and returns a waiter.
-func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, notify func()) (*waiter, *backend.Job, error) {
+func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, deliver func(*backend.Job, error)) (*waiter, *backend.Job, error) {
 	now, err := b.begin(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -141,7 +131,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, notif
 	case p.Timeout == 0:
 		return nil, nil, backend.ErrTimedOut
 	}
-	w := &waiter{session: s, wakeIdx: -1, result: make(chan reserveResult, 1), notify: notify, b: b}
+	w := &waiter{session: s, wakeIdx: -1, deliver: deliver, b: b}
 	if p.Timeout > 0 {
 		w.timeout = now.Add(p.Timeout)
 	}
@@ -178,8 +168,8 @@ func (b *Backend) serveLocked(t *tube, at time.Time) {
 	}
 }
 
-// finishWaiterLocked ends w's wait with the given outcome (nothing is sent when both are nil:
-// the caller gave up).
+// finishWaiterLocked ends w's wait with the given outcome, which unlock delivers (nothing is
+// delivered when both are nil: the caller gave up).
 func (b *Backend) finishWaiterLocked(w *waiter, j *backend.Job, err error) {
 	if w.done {
 		return
@@ -193,14 +183,8 @@ func (b *Backend) finishWaiterLocked(w *waiter, j *backend.Job, err error) {
 		b.waiters.Remove(w.wakeIdx)
 	}
 	delete(w.session.waiters, w)
-	if j != nil {
-		b.handedOff = true
-	}
 	if j != nil || err != nil {
-		if w.notify != nil {
-			w.notify() // before the outcome is visible: see backend.PendingReserve
-		}
-		w.result <- reserveResult{job: j, err: err}
+		b.deliveries = append(b.deliveries, delivery{w.deliver, j, err})
 	}
 }
 

@@ -2,7 +2,7 @@ package memory
 
 import (
 	"context"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,12 +11,39 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
+// deliveries records what StartReserve's deliver was called with, and whether the backend's
+// lock was free at the time.
+type deliveries struct {
+	mu       sync.Mutex
+	got      []reserveResult
+	unlocked []bool
+}
+
+func (d *deliveries) deliver(be *Backend) func(*backend.Job, error) {
+	return func(j *backend.Job, err error) {
+		free := be.mu.TryLock()
+		if free {
+			be.mu.Unlock()
+		}
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.got = append(d.got, reserveResult{j, err})
+		d.unlocked = append(d.unlocked, free)
+	}
+}
+
+func (d *deliveries) list() ([]reserveResult, []bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]reserveResult(nil), d.got...), append([]bool(nil), d.unlocked...)
+}
+
 // startFn starts a reserve of the default tube with the given timeout.
 type startFn = func(timeout time.Duration) (*backend.Job, backend.PendingReserve, error)
 
-// StartReserve's contract (backend.ReserveStarter): an immediate answer needs no wake; a wait
-// calls wake exactly once, before its outcome is visible; Cancel of an undecided wait leaves
-// nothing behind, and of a decided one returns the outcome.
+// StartReserve's contract (backend.ReserveStarter): an immediate answer delivers nothing; a
+// wait's outcome is delivered exactly once, with no backend lock held; Cancel of an undecided
+// wait leaves nothing behind and of a decided one reports that the outcome was delivered.
 func TestStartReserve(t *testing.T) {
 	ctx := context.Background()
 	put := func(t *testing.T, be *Backend) uint64 {
@@ -24,60 +51,72 @@ func TestStartReserve(t *testing.T) {
 		require.NoError(t, err)
 		return id
 	}
+	// delivered requires exactly one delivery, made with the lock free, and returns it.
+	delivered := func(t *testing.T, d *deliveries) reserveResult {
+		got, unlocked := d.list()
+		require.Len(t, got, 1)
+		require.True(t, unlocked[0], "deliver was called with the backend's lock held")
+		return got[0]
+	}
 	tests := []struct {
 		name string
-		run  func(t *testing.T, be *Backend, clock *backend.FakeClock, start startFn, wakes *atomic.Int32)
+		run  func(t *testing.T, be *Backend, clock *backend.FakeClock, start startFn, d *deliveries)
 	}{
-		{"a ready job is returned at once, without a wake", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, wakes *atomic.Int32) {
+		{"a ready job is returned at once, with nothing delivered", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, d *deliveries) {
 			id := put(t, be)
 			job, pending, err := start(-1)
 			require.NoError(t, err)
 			require.Nil(t, pending)
 			require.Equal(t, id, job.ID)
-			require.Zero(t, wakes.Load())
+			got, _ := d.list()
+			require.Empty(t, got)
 		}},
-		{"a put wakes the wait once and the job is its outcome", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, wakes *atomic.Int32) {
+		{"a put delivers the job once, before Put returns", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, d *deliveries) {
 			_, pending, err := start(-1)
 			require.NoError(t, err)
 			require.NotNil(t, pending)
-			_, _, decided := pending.Result()
-			require.False(t, decided)
+			got, _ := d.list()
+			require.Empty(t, got)
 			id := put(t, be)
-			require.Equal(t, int32(1), wakes.Load())
-			job, err, decided := pending.Result()
-			require.True(t, decided)
-			require.NoError(t, err)
-			require.Equal(t, id, job.ID)
+			r := delivered(t, d)
+			require.NoError(t, r.err)
+			require.Equal(t, id, r.job.ID)
+			put(t, be) // a second job is not delivered again
+			delivered(t, d)
 		}},
-		{"a timeout wakes the wait with ErrTimedOut", func(t *testing.T, be *Backend, clock *backend.FakeClock, start startFn, wakes *atomic.Int32) {
+		{"a timeout delivers ErrTimedOut", func(t *testing.T, be *Backend, clock *backend.FakeClock, start startFn, d *deliveries) {
 			_, pending, err := start(time.Second)
 			require.NoError(t, err)
-			clock.Advance(time.Second)
-			job, err := pending.Wait()
-			require.ErrorIs(t, err, backend.ErrTimedOut)
-			require.Nil(t, job)
-			require.Equal(t, int32(1), wakes.Load())
+			require.NotNil(t, pending)
+			clock.Advance(time.Second) // the timer fires on its own goroutine
+			require.Eventually(t, func() bool { got, _ := d.list(); return len(got) > 0 }, 10*time.Second, time.Millisecond)
+			r := delivered(t, d)
+			require.ErrorIs(t, r.err, backend.ErrTimedOut)
+			require.Nil(t, r.job)
 		}},
-		{"cancel before the outcome leaves no waiter behind", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, wakes *atomic.Int32) {
+		{"closing the backend delivers ErrClosed", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, d *deliveries) {
+			_, _, err := start(-1)
+			require.NoError(t, err)
+			require.NoError(t, be.Close())
+			require.ErrorIs(t, delivered(t, d).err, ErrClosed)
+		}},
+		{"cancel before the outcome leaves no waiter behind", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, d *deliveries) {
 			_, pending, err := start(-1)
 			require.NoError(t, err)
-			job, err := pending.Cancel()
-			require.NoError(t, err)
-			require.Nil(t, job)
+			require.True(t, pending.Cancel())
 			id := put(t, be) // stays ready: nobody waits any more
 			st, err := be.TubeStats(ctx, backend.DefaultTube)
 			require.NoError(t, err)
 			require.Equal(t, uint64(1), st.ReadyJobs, "job %d must stay ready", id)
-			require.Zero(t, wakes.Load())
+			got, _ := d.list()
+			require.Empty(t, got)
 		}},
-		{"cancel after the outcome returns it", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, wakes *atomic.Int32) {
+		{"cancel after the outcome reports it delivered", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, d *deliveries) {
 			_, pending, err := start(-1)
 			require.NoError(t, err)
 			id := put(t, be)
-			job, err := pending.Cancel()
-			require.NoError(t, err)
-			require.Equal(t, id, job.ID)
-			require.Equal(t, int32(1), wakes.Load())
+			require.False(t, pending.Cancel())
+			require.Equal(t, id, delivered(t, d).job.ID)
 		}},
 	}
 	for _, tt := range tests {
@@ -87,12 +126,11 @@ func TestStartReserve(t *testing.T) {
 			defer be.Close()
 			const sid = backend.SessionID("s.1")
 			require.NoError(t, be.BeginSession(ctx, sid))
-			var wakes atomic.Int32
+			d := &deliveries{}
 			start := func(timeout time.Duration) (*backend.Job, backend.PendingReserve, error) {
-				return be.StartReserve(ctx, backend.ReserveParams{Session: sid, Tubes: []string{backend.DefaultTube}, Timeout: timeout},
-					func() { wakes.Add(1) })
+				return be.StartReserve(ctx, backend.ReserveParams{Session: sid, Tubes: []string{backend.DefaultTube}, Timeout: timeout}, d.deliver(be))
 			}
-			tt.run(t, be, clock, start, &wakes)
+			tt.run(t, be, clock, start, d)
 		})
 	}
 }

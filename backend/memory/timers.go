@@ -89,7 +89,7 @@ func (b *Backend) armLocked() {
 
 func (b *Backend) onTimer(gen uint64) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	if b.closed {
 		return
 	}

@@ -1,0 +1,167 @@
+package gateway
+
+import (
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// startReserve is reserve's path for a backend.ReserveStarter. If the backend has no answer at
+// once, the wait runs on the connection's own goroutine, which watches the socket for a hang-up
+// (bytes the client sends meanwhile are kept for the commands that follow), and the outcome is
+// delivered on the goroutine that decides it — usually a producer's, inside its put. A job is
+// answered from there, with one non-blocking socket write: the waiting client's RESERVED does
+// not wait for this connection's goroutine to be scheduled, and that goroutine is not woken at
+// all unless it has something left to do. answered reports that the reply has been made (by
+// either goroutine); an immediate answer and errors are left to reserve.
+func (c *conn) startReserve(rs backend.ReserveStarter, params backend.ReserveParams, timeout time.Duration) (job *backend.Job, answered bool, err error) {
+	if c.waiting == nil {
+		c.waiting = &waitingReserve{c: c, decided: make(chan struct{}, 1)}
+		c.waiting.deliverFn = c.waiting.deliver
+		c.waiting.writeFn = c.waiting.writeNow
+	}
+	params.Timeout = timeout
+	job, pending, err := rs.StartReserve(c.ctx, params, c.waiting.deliverFn)
+	if pending == nil {
+		return job, false, err
+	}
+	job, answered, err = c.waiting.await(pending)
+	if err == nil && !answered {
+		c.sendReserved(job)
+		answered = true
+	}
+	return job, answered, err
+}
+
+// waitingReserve hands a waiting reserve's outcome from the goroutine that decides it to the
+// connection. It is reused by the connection's successive waits.
+type waitingReserve struct {
+	c         *conn
+	deliverFn func(*backend.Job, error) // deliver, made once
+	writeFn   func(fd uintptr) bool     // writeNow, made once
+	decided   chan struct{}             // one token per delivered outcome
+
+	mu       sync.Mutex // guards the fields below, and c.out while armed
+	armed    bool       // the replies before the reserve are flushed and the connection counts as waiting
+	done     bool       // the outcome is in
+	job      *backend.Job
+	err      error
+	took     bool // deliver made the RESERVED reply (what it could not write is left in c.out)
+	woken    bool // deliver set a passed read deadline to wake the connection's goroutine
+	needWake bool // that goroutine must be woken when the outcome is in: it holds unread commands
+
+	written int // writeNow's result
+}
+
+// deliver is the backend's callback with the outcome. While armed it answers a job itself, and
+// it wakes the connection's goroutine only when that has work: an error to answer, a reply
+// the socket did not take whole, or commands the client sent meanwhile.
+func (w *waitingReserve) deliver(job *backend.Job, err error) {
+	c := w.c
+	w.mu.Lock()
+	w.done, w.job, w.err = true, job, err
+	if w.armed {
+		w.armed = false
+		if err == nil {
+			w.took = true
+			c.out = appendJobReply(c.out, wordReserved, job.ID, job.Body)
+			w.written = 0
+			_ = c.raw.rc.Write(w.writeFn) // a failed write shows as the connection's next read error
+			c.out = c.out[:copy(c.out, c.out[w.written:])]
+		}
+		c.srv.stats.endWaiting(c.watch)
+		if !w.took || len(c.out) > 0 || w.needWake {
+			w.woken = true
+			_ = c.nc.SetReadDeadline(aLongTimeAgo)
+		}
+	}
+	w.mu.Unlock()
+	w.decided <- struct{}{}
+}
+
+// writeNow writes c.out without waiting for the socket: what does not fit now is left for the
+// connection's goroutine, so a slow reader never holds up the goroutine delivering to it.
+func (w *waitingReserve) writeNow(fd uintptr) bool {
+	out := w.c.out
+	for w.written < len(out) {
+		n, err := syscall.Write(int(fd), out[w.written:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			break
+		}
+		w.written += n
+	}
+	return true // never wait for the socket to become writable
+}
+
+// await flushes the replies queued so far, arms the wait and watches the socket until the
+// outcome is in, reading ahead what the client sends meanwhile.
+func (w *waitingReserve) await(pending backend.PendingReserve) (*backend.Job, bool, error) {
+	c := w.c
+	flushed := c.flush()
+	w.mu.Lock()
+	if !w.done && flushed {
+		w.armed = true
+		c.srv.stats.beginWaiting(c.watch)
+	}
+	w.mu.Unlock()
+	if !flushed {
+		return w.cancel(pending, errHangup)
+	}
+	for {
+		w.mu.Lock()
+		if w.done {
+			w.mu.Unlock()
+			return w.finish()
+		}
+		w.needWake = len(c.raw.pending) > 0 || c.in.Buffered() > 0
+		w.mu.Unlock()
+		if err := c.ctx.Err(); err != nil {
+			return w.cancel(pending, err)
+		}
+		switch c.raw.readAhead() {
+		case readAheadFull:
+			return w.finish() // stop reading ahead; a hang-up now shows only after the wait
+		case readAheadEnded:
+			return w.cancel(pending, errHangup)
+		}
+		// readAheadWoken, or input kept for later: look again
+	}
+}
+
+// cancel gives the wait up with err, unless the outcome was decided first.
+func (w *waitingReserve) cancel(pending backend.PendingReserve, err error) (*backend.Job, bool, error) {
+	if !pending.Cancel() {
+		return w.finish() // decided first: answered, and returned when the session ends
+	}
+	w.mu.Lock()
+	if w.armed {
+		w.armed = false
+		w.c.srv.stats.endWaiting(w.c.watch)
+	}
+	w.mu.Unlock()
+	return nil, false, err
+}
+
+// finish waits for the delivered outcome, returns it and readies the hand-over for the next
+// wait. took reports that deliver answered RESERVED; whatever of it the socket did not take is
+// written now.
+func (w *waitingReserve) finish() (*backend.Job, bool, error) {
+	<-w.decided
+	c := w.c
+	w.mu.Lock()
+	job, err, took, woken := w.job, w.err, w.took, w.woken
+	w.done, w.job, w.err, w.took, w.woken, w.needWake = false, nil, nil, false, false, false
+	w.mu.Unlock()
+	if woken && !c.stopping.Load() {
+		_ = c.nc.SetReadDeadline(time.Time{})
+	}
+	if took && len(c.out) > 0 {
+		c.flush()
+	}
+	return job, took, err
+}
