@@ -338,6 +338,12 @@ func (r *rawReader) readAhead() int {
 				outcome = readAheadFull
 				return true
 			}
+			if n < len(buf) {
+				// Drained, most likely: no second read just to be told so. (If more came, the
+				// next readAhead reads it before it waits.)
+				outcome = readAheadInput
+				return true
+			}
 		}
 	})
 	if werr != nil && outcome == readAheadWoken && !errors.Is(werr, os.ErrDeadlineExceeded) {
