@@ -32,7 +32,7 @@ type Backend struct {
 	clock    backend.Clock
 	waiters  *waiters
 	writes   *batcher[write, writeResult]
-	reserves *batcher[reserveItem, *backend.Job]
+	reserves *batcher[reserveItem, reserveResult]
 	leases   *leases
 
 	stop      chan struct{}

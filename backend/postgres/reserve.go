@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,15 +41,10 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		expired := isClosed(timedOut)
 		// One "now" per attempt: what the wait learns is consistent with what the attempt saw.
 		now := b.now()
-		job, err := b.tryReserve(ctx, p, now)
+		job, info, err := b.tryReserve(ctx, p, now)
 		if err != nil || job != nil {
 			gaveUp = err != nil
 			return job, err
-		}
-		info, err := b.reserveWait(ctx, p, now)
-		if err != nil {
-			gaveUp = true
-			return nil, err
 		}
 		if info.ownDeadline != nil && !info.now.Before(info.ownDeadline.Add(-backend.DeadlineSoonMargin)) {
 			return nil, backend.ErrDeadlineSoon
@@ -96,14 +93,14 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 	return nil
 }
 
-// tryReserve reserves a job now if there is one. Concurrent attempts share a batch (see
-// execReserves).
-func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any) (*backend.Job, error) {
-	job, err := b.reserves.do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now})
+// tryReserve reserves a job now if there is one, or says what to wait for. Concurrent attempts
+// share a batch (see execReserves).
+func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any) (*backend.Job, waitInfo, error) {
+	res, err := b.reserves.do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now})
 	if err != nil {
-		return nil, callErr("reserve", err)
+		return nil, waitInfo{}, callErr("reserve", err)
 	}
-	return job, nil
+	return res.job, res.wait, nil
 }
 
 // A reserveItem is one reserve attempt waiting for its batch.
@@ -111,6 +108,12 @@ type reserveItem struct {
 	tubes   []string
 	session string
 	now     any // nil, or the injected clock's time
+}
+
+// reserveResult answers an attempt: the job reserved, or, if none, what to wait for.
+type reserveResult struct {
+	job  *backend.Job
+	wait waitInfo
 }
 
 // group is what attempts must share to be answered by one statement: the watch list and "now".
@@ -125,45 +128,56 @@ func (it reserveItem) group() string {
 // execReserves answers a batch of reserve attempts in one round trip and one asynchronous
 // commit: one reserve_many statement per distinct watch list, the sessions of a group in the
 // order they asked. The statements run one after the other in one transaction, so a later one
-// sees the jobs an earlier one reserved and takes others.
-func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]*backend.Job, error) {
-	res := make([]*backend.Job, len(items))
+// sees the jobs an earlier one reserved and takes others. An attempt that finds nothing learns
+// from the same statement what to wait for.
+func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]reserveResult, error) {
+	res := make([]reserveResult, len(items))
+	answered := make([]bool, len(items))
 	type group struct {
-		first    int
-		sessions []string
+		first     int
+		sessions  []string
+		bySession map[string]int // index in items; sessions are distinct within a group
 	}
 	var groups []*group
 	byKey := map[string]*group{}
-	keys := make([]string, len(items))
 	for i, it := range items {
 		k := it.group()
-		keys[i] = k
 		g := byKey[k]
 		if g == nil {
-			g = &group{first: i}
+			g = &group{first: i, bySession: map[string]int{}}
 			byKey[k] = g
 			groups = append(groups, g)
 		}
 		g.sessions = append(g.sessions, it.session)
+		g.bySession[it.session] = i
 	}
 	err := b.run(ctx, "reserve", func(ctx context.Context) error {
 		clear(res)
+		clear(answered)
 		bt := &pgx.Batch{}
 		for _, g := range groups {
 			it := items[g.first]
 			bt.Queue(b.st.get("reserve_many"), it.now, it.tubes, g.sessions).Query(func(rows pgx.Rows) error {
 				var (
-					session, tube string
-					id, prio      int64
-					body          []byte
+					session string
+					id      *int64
+					tube    *string
+					prio    *int64
+					body    []byte
+					at      *time.Time
+					info    waitInfo
 				)
-				_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body}, func() error {
-					job := &backend.Job{ID: uint64(id), Tube: tube, Priority: uint32(prio), Body: body}
-					for i := g.first; i < len(items); i++ { // sessions are distinct within a group
-						if items[i].session == session && res[i] == nil && keys[i] == keys[g.first] {
-							res[i] = job
-							break
-						}
+				_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body, &at, &info.ownDeadline, &info.nextDue}, func() error {
+					i, ok := g.bySession[session]
+					if !ok {
+						return fmt.Errorf("reserve_many answered session %q, which did not ask", session)
+					}
+					answered[i] = true
+					if id != nil {
+						res[i].job = &backend.Job{ID: uint64(*id), Tube: *tube, Priority: uint32(*prio), Body: body}
+					} else if at != nil {
+						// Copies: the scan targets are reused for the next row.
+						res[i].wait = waitInfo{now: *at, ownDeadline: copyTime(info.ownDeadline), nextDue: copyTime(info.nextDue)}
 					}
 					return nil
 				})
@@ -172,12 +186,16 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]*bac
 		}
 		return b.batch(ctx, bt)
 	})
+	if err == nil && slices.Contains(answered, false) {
+		err = errors.New("postgres: reserve: a session got neither a job nor what to wait for")
+	}
 	return res, err
 }
 
 // unreserve undoes a reservation committed for a caller that had given up, so that the job does
 // not stay reserved by a session that never heard of it.
-func (b *Backend) unreserve(it reserveItem, job *backend.Job) {
+func (b *Backend) unreserve(it reserveItem, res reserveResult) {
+	job := res.job
 	if job == nil {
 		return
 	}
@@ -205,13 +223,12 @@ type waitInfo struct {
 	nextDue     *time.Time
 }
 
-func (b *Backend) reserveWait(ctx context.Context, p backend.ReserveParams, now any) (waitInfo, error) {
-	var info waitInfo
-	err := b.run(ctx, "reserve", func(ctx context.Context) error {
-		return b.pool.QueryRow(ctx, b.st.get("reserve_wait"), now, p.Tubes, string(p.Session)).
-			Scan(&info.now, &info.ownDeadline, &info.nextDue)
-	})
-	return info, err
+func copyTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
 }
 
 func isClosed(ch <-chan struct{}) bool {

@@ -6,8 +6,14 @@
 -- without waiting. This is how concurrent reserves share one statement and one commit.
 -- A reservation is not worth a WAL flush (beanstalkd does not log it either; after a crash the
 -- job is simply ready again), hence synchronous_commit off for this transaction.
+-- A session that gets no job gets, in the same round trip, what it needs in order to wait: the
+-- time the attempt was made at, the earliest TTR deadline of its own live reservations (for
+-- DEADLINE_SOON), and the next moment something may become reservable in the watched tubes: a
+-- delayed job's time, a reservation's deadline (those taken by this statement included), or a
+-- pause's end.
 -- $1 now (NULL: database clock), $2 tubes, $3 sessions.
--- Returns (session, job) per reserved job: sessions beyond the jobs found get no row.
+-- Returns per session either (session, job, NULL, NULL, NULL) or (session, NULLs, now,
+-- own deadline, next due).
 WITH active AS (
     SELECT w.name
     FROM unnest($2::text[]) AS w(name)
@@ -44,11 +50,34 @@ WITH active AS (
         buried_seq = NULL, reserves = j.reserves + 1,
         timeouts = j.timeouts + (SELECT b.expired FROM best b WHERE b.id = j.id)::int
     WHERE j.id = ANY(ARRAY(SELECT id FROM best))
-    RETURNING j.id, j.tube, j.priority, j.body, j.reserved_by,
+    RETURNING j.id, j.tube, j.priority, j.body, j.reserved_by, j.due_at,
         (SELECT b.expired FROM best b WHERE b.id = j.id) AS expired
 ), counted AS (
     UPDATE {{schema}}.counters SET job_timeouts = job_timeouts + (SELECT count(*) FROM reserved WHERE expired)
     WHERE id = 1 AND EXISTS (SELECT 1 FROM reserved WHERE expired)
+), unserved AS (
+    SELECT s.session FROM unnest($3::text[]) AS s(session)
+    WHERE s.session <> ALL(ARRAY(SELECT reserved_by FROM reserved))
 )
-SELECT reserved_by, id, tube, priority, body FROM reserved
+SELECT reserved_by, id, tube, priority, body, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz
+FROM reserved
 WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
+UNION ALL
+SELECT u.session, NULL, NULL, NULL, NULL, {{now}},
+    (SELECT min(j.due_at) FROM {{schema}}.jobs j
+     WHERE j.state = 3 AND j.reserved_by = u.session AND j.due_at > {{now}}),
+    (SELECT min(at) FROM (
+        SELECT (SELECT min(j.due_at) FROM {{schema}}.jobs j
+                WHERE j.state = 2 AND j.tube = w.name AND j.due_at > {{now}}) AS at
+        FROM unnest($2::text[]) AS w(name)
+        UNION ALL
+        SELECT (SELECT min(j.due_at) FROM {{schema}}.jobs j
+                WHERE j.state = 3 AND j.tube = w.name AND j.due_at > {{now}})
+        FROM unnest($2::text[]) AS w(name)
+        UNION ALL
+        SELECT min(due_at) FROM reserved -- not yet visible to the subqueries above
+        UNION ALL
+        SELECT pause_until FROM {{schema}}.tubes
+        WHERE name = ANY($2::text[]) AND pause_until > {{now}}
+    ) next)
+FROM unserved u
