@@ -39,6 +39,7 @@ type conn struct {
 	raw *rawReader
 	in  *lineReader
 	out []byte // replies not yet written
+	w   socketWriter
 
 	sid      backend.SessionID
 	begun    bool     // BeginSession succeeded
@@ -68,6 +69,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw.rc, _ = sc.SyscallConn()
 	}
+	c.w = socketWriter{nc: nc, rc: c.raw.rc}
 	c.in = newLineReader(c.raw, readBufferSize)
 	return c
 }
@@ -214,7 +216,7 @@ func (c *conn) flush() bool {
 	if len(c.out) == 0 {
 		return true
 	}
-	_, err := c.nc.Write(c.out)
+	_, err := c.w.write(c.out, true)
 	if cap(c.out) > maxPendingReplies {
 		c.out = nil // do not keep a large buffer on an idle connection
 	} else {
@@ -317,7 +319,7 @@ func (r *rawReader) readAhead() int {
 	var buf [512]byte
 	werr := r.rc.Read(func(fd uintptr) bool {
 		for {
-			n, err := syscall.Read(int(fd), buf[:])
+			n, err := readNow(fd, buf[:])
 			switch {
 			case err == syscall.EINTR:
 				continue
@@ -391,7 +393,7 @@ func (r *rawReader) tryRead(fd uintptr) bool {
 		r.bufp = readBufs.Get().(*[]byte)
 	}
 	for {
-		r.n, r.rerr = syscall.Read(int(fd), *r.bufp)
+		r.n, r.rerr = readNow(fd, *r.bufp)
 		if r.rerr != syscall.EINTR {
 			break
 		}

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -20,7 +19,6 @@ func (c *conn) startReserve(rs backend.ReserveStarter, params backend.ReservePar
 	if c.waiting == nil {
 		c.waiting = &waitingReserve{c: c, decided: make(chan struct{}, 1)}
 		c.waiting.deliverFn = c.waiting.deliver
-		c.waiting.writeFn = c.waiting.writeNow
 	}
 	params.Timeout = timeout
 	job, pending, err := rs.StartReserve(c.ctx, params, c.waiting.deliverFn)
@@ -40,10 +38,9 @@ func (c *conn) startReserve(rs backend.ReserveStarter, params backend.ReservePar
 type waitingReserve struct {
 	c         *conn
 	deliverFn func(*backend.Job, error) // deliver, made once
-	writeFn   func(fd uintptr) bool     // writeNow, made once
 	decided   chan struct{}             // one token per delivered outcome
 
-	mu       sync.Mutex // guards the fields below, and c.out while armed
+	mu       sync.Mutex // guards the fields below, and c.out and c.w while armed
 	armed    bool       // the replies before the reserve are flushed and the connection counts as waiting
 	done     bool       // the outcome is in
 	job      *backend.Job
@@ -51,8 +48,6 @@ type waitingReserve struct {
 	took     bool // deliver made the RESERVED reply (what it could not write is left in c.out)
 	woken    bool // deliver set a passed read deadline to wake the connection's goroutine
 	needWake bool // that goroutine must be woken when the outcome is in: it holds unread commands
-
-	written int // writeNow's result
 }
 
 // deliver is the backend's callback with the outcome. While armed it answers a job itself, and
@@ -67,9 +62,10 @@ func (w *waitingReserve) deliver(job *backend.Job, err error) {
 		if err == nil {
 			w.took = true
 			c.out = appendJobReply(c.out, wordReserved, job.ID, job.Body)
-			w.written = 0
-			_ = c.raw.rc.Write(w.writeFn) // a failed write shows as the connection's next read error
-			c.out = c.out[:copy(c.out, c.out[w.written:])]
+			// Only what the socket takes now: a slow reader must not hold up this goroutine.
+			// A failed write shows as the connection's next read error.
+			n, _ := c.w.write(c.out, false)
+			c.out = c.out[:copy(c.out, c.out[n:])]
 		}
 		c.srv.stats.endWaiting(c.watch)
 		if !w.took || len(c.out) > 0 || w.needWake {
@@ -79,23 +75,6 @@ func (w *waitingReserve) deliver(job *backend.Job, err error) {
 	}
 	w.mu.Unlock()
 	w.decided <- struct{}{}
-}
-
-// writeNow writes c.out without waiting for the socket: what does not fit now is left for the
-// connection's goroutine, so a slow reader never holds up the goroutine delivering to it.
-func (w *waitingReserve) writeNow(fd uintptr) bool {
-	out := w.c.out
-	for w.written < len(out) {
-		n, err := syscall.Write(int(fd), out[w.written:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			break
-		}
-		w.written += n
-	}
-	return true // never wait for the socket to become writable
 }
 
 // await flushes the replies queued so far, arms the wait and watches the socket until the
