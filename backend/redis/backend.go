@@ -3,8 +3,9 @@
 //
 // Every state change is one Lua script (lua/*.lua, embedded; each opens with its KEYS/ARGV/
 // return contract), so it is atomic across gateways; lua/lib.lua documents the key layout.
-// The scripts are loaded as one Redis Functions library (FUNCTION LOAD, called with FCALL; see
-// scripts.go), reloaded whenever Redis reports it missing; so Redis 7.0 or later is required.
+// The scripts are loaded as one Redis Functions library (FUNCTION LOAD; see scripts.go),
+// reloaded whenever Redis reports it missing; so Redis 7.0 or later is required. Operations
+// from all sessions are queued and sent in batches, one FCALL of lua/batch.lua each (batcher.go).
 // Time is the Redis server's TIME unless a Clock is injected. Delay maturing, TTR expiry and
 // pause expiry are applied inside the scripts that look at a tube, so no sweeper is needed.
 //
@@ -42,10 +43,10 @@ var _ backend.Backend = (*Backend)(nil)
 
 var errClosed = errors.New("backend/redis: closed")
 
-// pipelinesInFlight is how many pipelines may be in flight at once. One more keeps Redis busy
+// batchesInFlight is how many batches may be in flight at once. One more keeps Redis busy
 // while a reply travels back; beyond that the calls only split into smaller batches, each
-// costing its own syscalls (1, 2 and 4 measured the same in `cycle` at 16 connections).
-const pipelinesInFlight = 2
+// costing its own syscalls (1, 2 and 4 pipelines measured the same in `cycle` at 16 connections).
+const batchesInFlight = 2
 
 // Backend is a backend.Backend on Redis. Use New.
 type Backend struct {
@@ -97,7 +98,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		ro.MaxRetries = -1 // a state change must not be applied twice
 		ro.ContextTimeoutEnabled = true
 		// RESP2: with RESP3 go-redis peeks the socket for push notifications before every
-		// pipeline, one more syscall per round trip; nothing here uses RESP3.
+		// command, one more syscall per round trip; nothing here uses RESP3.
 		ro.Protocol = 2
 		b.client, b.ownClient = goredis.NewClient(ro), true
 	}
@@ -120,7 +121,8 @@ func (b *Backend) start(ctx context.Context) error {
 	if err := b.sc.load(cctx, b.client); err != nil {
 		return fmt.Errorf("backend/redis: %w", err)
 	}
-	if err := b.client.FCall(cctx, string(b.sc.ensureDefault), b.keys, b.base, b.nowArg()).Err(); err != nil {
+	b.batch = newBatcher(b.client, b.sc, b.keys, b.base, batchesInFlight, b.opts.CommandTimeout)
+	if _, err := b.call(cctx, opEnsureDefault); err != nil {
 		return fmt.Errorf("backend/redis: init: %w", err)
 	}
 	b.pubsub = b.client.Subscribe(cctx, b.base+":ready")
@@ -128,7 +130,6 @@ func (b *Backend) start(ctx context.Context) error {
 		_ = b.pubsub.Close()
 		return fmt.Errorf("backend/redis: subscribe: %w", err)
 	}
-	b.batch = newBatcher(b.client, b.sc, b.keys, pipelinesInFlight, b.opts.CommandTimeout)
 	b.wg.Add(3)
 	go b.listen()
 	go b.heartbeatLoop()
@@ -182,15 +183,13 @@ func (b *Backend) localNow() time.Time {
 	return b.opts.Clock.Now()
 }
 
-// call runs one function through the batcher, bounded by CommandTimeout. goredis.Nil (a script
-// returning false) becomes backend.ErrNotFound; anything else is an infrastructure error.
-func (b *Backend) call(ctx context.Context, f fn, args ...any) (any, error) {
+// call runs one operation through the batcher, bounded by CommandTimeout; args are its own
+// arguments (its ARGV[3..]). goredis.Nil (a script returning false) becomes
+// backend.ErrNotFound; anything else is an infrastructure error.
+func (b *Backend) call(ctx context.Context, o op, args ...any) (any, error) {
 	cctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
 	defer cancel()
-	all := make([]any, 0, len(args)+2)
-	all = append(all, b.base, b.nowArg())
-	all = append(all, args...)
-	res, err := b.batch.run(cctx, f, all...)
+	res, err := b.batch.run(cctx, o, b.nowArg(), args...)
 	return res, interpretError(err)
 }
 

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -9,58 +10,67 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// maxBatch bounds one pipeline, so that a burst does not delay the first callers for long.
-const maxBatch = 256
+// maxBatch and maxBatchBytes bound one batch, so that a burst does not delay the first callers
+// for long, and so that big job bodies do not add up to one huge command (Redis holds a
+// command's arguments in memory all at once, up to client-query-buffer-limit). A lone call is
+// always sent, however big.
+const (
+	maxBatch      = 256
+	maxBatchBytes = 1 << 20
+)
 
-// batcher coalesces function calls from many sessions into pipelines: while maxInFlight
-// pipelines are out, calls queue up and go out together in the next one. With N sessions
-// active that is about one Redis round trip per N commands, and Redis reads and writes them in
-// one syscall.
+// batcher coalesces operations from many sessions into batches, each sent as one FCALL of the
+// library's batch function (lua/batch.lua): while maxInFlight batches are out, calls queue up
+// and go out together in the next one. With N sessions active that is about one Redis round
+// trip and one Redis command per N operations.
 //
-// There are no worker goroutines: a caller that finds a free pipeline slot sends the queue
-// itself (it leads), and when its pipeline is answered it hands the slot to the first caller
-// still queued, which is woken for its result anyway. So a lone caller talks to Redis from its
-// own goroutine, with no hand-off to another goroutine and back, and none waits for a timer.
+// There are no worker goroutines: a caller that finds a free slot sends the queue itself (it
+// leads), and when its batch is answered it hands the slot to the first caller still queued,
+// which is woken for its result anyway. So a lone caller talks to Redis from its own
+// goroutine, with no hand-off to another goroutine and back, and none waits for a timer.
 type batcher struct {
 	client      goredis.UniversalClient
 	lib         *scripts      // reloaded when Redis has lost it
 	keys        []string      // KEYS of every call (the same for all: see Backend.keys)
-	timeout     time.Duration // bounds each pipeline
+	base        string        // ARGV[1] of every call
+	timeout     time.Duration // bounds each batch
 	maxInFlight int
 
 	beforeSend func() // tests: widen the window between being handed a slot and sending
 
 	mu       sync.Mutex
 	queue    []*scriptCall
-	inFlight int // pipelines being sent or awaited, each by its leader
+	inFlight int // batches being sent or awaited, each by its leader
 	closed   bool
 }
 
-// scriptCall is one queued FCALL. wake is signalled when res/err are set (or the call fails at
-// stop) and when the call's goroutine must lead (lead set first): at most one of each, so its
-// capacity of 2 never drops one. A call made leader may still be sent in another leader's
-// pipeline before its goroutine runs; it then has both signals pending.
+// scriptCall is one queued operation. wake is signalled when res/err are set (or the call fails
+// at stop) and when the call's goroutine must lead (lead set first): at most one of each, so
+// its capacity of 2 never drops one. A call made leader may still be sent in another leader's
+// batch before its goroutine runs; it then has both signals pending.
 type scriptCall struct {
-	ctx  context.Context
-	fn   fn
-	args []any
-	res  any
-	err  error
-	wake chan struct{}
+	ctx   context.Context
+	op    op
+	now   string // the operation's ARGV[2]
+	args  []any  // the operation's own arguments, its ARGV[3..]
+	bytes int    // the arguments' size, roughly
+	res   any
+	err   error
+	wake  chan struct{}
 
 	// Guarded by batcher.mu.
 	queued bool // in batcher.queue
-	lead   bool // this call's goroutine must send the next pipeline
+	lead   bool // this call's goroutine must send the next batch
 }
 
-func newBatcher(client goredis.UniversalClient, lib *scripts, keys []string, maxInFlight int, timeout time.Duration) *batcher {
-	return &batcher{client: client, lib: lib, keys: keys, timeout: timeout, maxInFlight: maxInFlight}
+func newBatcher(client goredis.UniversalClient, lib *scripts, keys []string, base string, maxInFlight int, timeout time.Duration) *batcher {
+	return &batcher{client: client, lib: lib, keys: keys, base: base, timeout: timeout, maxInFlight: maxInFlight}
 }
 
 // run queues a call and waits for its result or for ctx to end. A call already sent is always
 // waited for, so that a state change that happened is never lost.
-func (b *batcher) run(ctx context.Context, f fn, args ...any) (any, error) {
-	c := &scriptCall{ctx: ctx, fn: f, args: args, wake: make(chan struct{}, 2)}
+func (b *batcher) run(ctx context.Context, o op, now string, args ...any) (any, error) {
+	c := &scriptCall{ctx: ctx, op: o, now: now, args: args, bytes: argsSize(args), wake: make(chan struct{}, 2)}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -88,7 +98,7 @@ func (b *batcher) run(ctx context.Context, f fn, args ...any) (any, error) {
 				return nil, ctx.Err()
 			}
 			b.mu.Unlock()
-			done = nil // sent, or about to lead: wait for it (bounded by the pipeline timeout)
+			done = nil // sent, or about to lead: wait for it (bounded by the batch timeout)
 			continue
 		}
 		b.mu.Lock()
@@ -102,14 +112,14 @@ func (b *batcher) run(ctx context.Context, f fn, args ...any) (any, error) {
 	}
 }
 
-// send is run by the leader: it sends the queue (up to maxBatch) as one pipeline, then hands
-// its slot to a queued call not yet made leader, or gives it back.
+// send is run by the leader: it sends the queue (up to maxBatch calls and maxBatchBytes) as one
+// batch, then hands its slot to a queued call not yet made leader, or gives it back.
 func (b *batcher) send() {
 	if b.beforeSend != nil {
 		b.beforeSend()
 	}
 	b.mu.Lock()
-	n := min(len(b.queue), maxBatch)
+	n := batchLen(b.queue)
 	batch := slices.Clone(b.queue[:n])
 	b.queue = slices.Delete(b.queue, 0, n)
 	for _, c := range batch {
@@ -137,7 +147,7 @@ func (b *batcher) send() {
 	b.mu.Unlock()
 }
 
-// stop fails every call still queued and makes later ones fail at once; pipelines in flight
+// stop fails every call still queued and makes later ones fail at once; batches in flight
 // finish (bounded by their timeout).
 func (b *batcher) stop() {
 	b.mu.Lock()
@@ -161,9 +171,10 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// exec sends one pipeline of FCALLs and sets every call's result; when the server does not know
-// the library (a restart without persistence, FUNCTION FLUSH) it is loaded again and those calls
-// are retried once. Calls whose caller already gave up are not sent: nobody would hear of them.
+// exec sends one batch and sets every call's result; when the server does not know the library
+// (a restart without persistence, FUNCTION FLUSH) it is loaded again and the batch, which did
+// not run, is sent once more. Calls whose caller already gave up are not sent: nobody would
+// hear of them.
 func (b *batcher) exec(batch []*scriptCall) {
 	live := batch[:0:0]
 	for _, c := range batch {
@@ -179,39 +190,79 @@ func (b *batcher) exec(batch []*scriptCall) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
-	cmds := b.pipeline(ctx, live)
-	var retry []*scriptCall
-	for i, c := range live {
-		if isFunctionNotFound(cmds[i].Err()) {
-			retry = append(retry, c)
-			continue
+	err := b.fcall(ctx, live)
+	if isFunctionNotFound(err) {
+		if err = b.lib.load(ctx, b.client); err == nil {
+			err = b.fcall(ctx, live)
 		}
-		c.res, c.err = cmds[i].Result()
-		signal(c.wake)
 	}
-	if len(retry) == 0 {
-		return
-	}
-	if err := b.lib.load(ctx, b.client); err != nil {
-		for _, c := range retry {
+	if err != nil {
+		for _, c := range live {
 			c.err = err
 			signal(c.wake)
 		}
-		return
-	}
-	cmds = b.pipeline(ctx, retry)
-	for i, c := range retry {
-		c.res, c.err = cmds[i].Result()
-		signal(c.wake)
 	}
 }
 
-func (b *batcher) pipeline(ctx context.Context, calls []*scriptCall) []*goredis.Cmd {
-	cmds := make([]*goredis.Cmd, len(calls))
-	pipe := b.client.Pipeline()
-	for i, c := range calls {
-		cmds[i] = pipe.FCall(ctx, string(c.fn), b.keys, c.args...)
+// fcall runs calls as one FCALL of the batch function and, if it answers, sets and signals
+// each call's result: a nil reply (the operation returned false) is goredis.Nil, as from a
+// lone FCALL. An error means no call's result was set.
+func (b *batcher) fcall(ctx context.Context, calls []*scriptCall) error {
+	n := 1
+	for _, c := range calls {
+		n += 3 + len(c.args)
 	}
-	_, _ = pipe.Exec(ctx) // each command carries its own error
-	return cmds
+	args := make([]any, 0, n)
+	args = append(args, b.base)
+	for _, c := range calls {
+		args = append(args, string(c.op), c.now, len(c.args))
+		args = append(args, c.args...)
+	}
+	res, err := b.client.FCall(ctx, b.lib.batch, b.keys, args...).Result()
+	if err != nil {
+		return err
+	}
+	replies, ok := res.([]any)
+	if !ok || len(replies) != len(calls) {
+		return fmt.Errorf("batch of %d calls answered with %T of %d", len(calls), res, len(replies))
+	}
+	for i, c := range calls {
+		switch r := replies[i].(type) {
+		case nil:
+			c.err = goredis.Nil
+		case goredis.Error:
+			c.err = r
+		default:
+			c.res = r
+		}
+		signal(c.wake)
+	}
+	return nil
+}
+
+// batchLen is how many calls from the head of queue go into the next batch: at most maxBatch,
+// and no more than maxBatchBytes of arguments unless the first call alone is bigger.
+func batchLen(queue []*scriptCall) int {
+	n, size := 0, 0
+	for n < len(queue) && n < maxBatch && (n == 0 || size+queue[n].bytes <= maxBatchBytes) {
+		size += queue[n].bytes
+		n++
+	}
+	return n
+}
+
+// argsSize is about how many bytes args take in a command.
+func argsSize(args []any) int {
+	n := 0
+	for _, a := range args {
+		switch v := a.(type) {
+		case string:
+			n += len(v)
+		case []byte:
+			n += len(v)
+		default:
+			n += 8
+		}
+	}
+	return n
 }

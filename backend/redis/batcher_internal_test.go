@@ -12,11 +12,11 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// Many sessions calling at once keep both pipeline slots busy and handed over. Both leaders may
+// Many sessions calling at once keep both batch slots busy and handed over. Both leaders may
 // finish before a call handed a slot has run (the hook makes that likely); a slot handed to a
 // call that already leads would be lost, and with both lost later calls wait with nobody to
 // send them until they time out.
-func TestPipelineSlotsAreNeverLost(t *testing.T) {
+func TestBatchSlotsAreNeverLost(t *testing.T) {
 	requireRedis(t)
 	prefix := fmt.Sprintf("bgtest-slots-%d", time.Now().UnixNano())
 	t.Cleanup(func() { deleteNamespace(redisURL(), prefix) })
@@ -48,10 +48,37 @@ func TestPipelineSlotsAreNeverLost(t *testing.T) {
 	select {
 	case <-finished:
 	case <-time.After(60 * time.Second): // far beyond the calls' own timeouts
-		t.Fatal("calls never completed: a pipeline slot was lost")
+		t.Fatal("calls never completed: a batch slot was lost")
 	}
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
+	}
+}
+
+func TestBatchLen(t *testing.T) {
+	calls := func(sizes ...int) []*scriptCall {
+		q := make([]*scriptCall, len(sizes))
+		for i, n := range sizes {
+			q[i] = &scriptCall{bytes: n}
+		}
+		return q
+	}
+	many := make([]int, maxBatch+10)
+	for _, tc := range []struct {
+		name  string
+		queue []*scriptCall
+		want  int
+	}{
+		{"empty", nil, 0},
+		{"small calls all go", calls(10, 20, 30), 3},
+		{"at most maxBatch", calls(many...), maxBatch},
+		{"up to maxBatchBytes", calls(maxBatchBytes/2, maxBatchBytes/2, 1), 2},
+		{"a big first call goes alone", calls(2*maxBatchBytes, 1), 1},
+		{"a big call waits for the next batch", calls(1, maxBatchBytes), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, batchLen(tc.queue))
+		})
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 // Peek returns job id in whatever state.
 func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
-	res, err := b.call(ctx, b.sc.peek, padID(id))
+	res, err := b.call(ctx, opPeek, padID(id))
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (b *Backend) PeekState(ctx context.Context, tube string, state backend.Stat
 	default:
 		return nil, fmt.Errorf("backend/redis: cannot peek state %v", state)
 	}
-	res, err := b.call(ctx, b.sc.peekState, tube, name)
+	res, err := b.call(ctx, opPeekState, tube, name)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (b *Backend) PeekState(ctx context.Context, tube string, state backend.Stat
 
 // JobStats describes job id.
 func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, error) {
-	res, err := b.call(ctx, b.sc.jobStats, padID(id))
+	res, err := b.call(ctx, opJobStats, padID(id))
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 
 // TubeStats describes tube; Using and Watching count sessions on every gateway.
 func (b *Backend) TubeStats(ctx context.Context, tube string) (*backend.TubeStats, error) {
-	res, err := b.call(ctx, b.sc.tubeStats, tube)
+	res, err := b.call(ctx, opTubeStats, tube)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (b *Backend) TubeStats(ctx context.Context, tube string) (*backend.TubeStat
 
 // Stats returns the namespace-wide figures.
 func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
-	res, err := b.call(ctx, b.sc.stats)
+	res, err := b.call(ctx, opStats)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
 
 // ListTubes names every tube, in beanstalkd's order.
 func (b *Backend) ListTubes(ctx context.Context) ([]string, error) {
-	res, err := b.call(ctx, b.sc.listTubes)
+	res, err := b.call(ctx, opListTubes)
 	if err != nil {
 		return nil, err
 	}
@@ -111,5 +111,5 @@ func (b *Backend) ListTubes(ctx context.Context) ([]string, error) {
 
 // PauseTube pauses tube for d (0 unpauses).
 func (b *Backend) PauseTube(ctx context.Context, tube string, d time.Duration) error {
-	return found(b.call(ctx, b.sc.pause, tube, ms(d)))
+	return found(b.call(ctx, opPause, tube, ms(d)))
 }

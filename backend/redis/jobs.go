@@ -9,7 +9,7 @@ import (
 
 // Put stores a new job; its id comes from the namespace-wide sequence.
 func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
-	res, err := b.call(ctx, b.sc.put, p.Tube, prio(p.Priority), ms(p.Delay), ms(p.TTR), p.Body)
+	res, err := b.call(ctx, opPut, p.Tube, prio(p.Priority), ms(p.Delay), ms(p.TTR), p.Body)
 	if err != nil {
 		return 0, err
 	}
@@ -19,7 +19,7 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 
 // ReserveJob reserves job id for s if it is ready, delayed or buried.
 func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64) (*backend.Job, error) {
-	res, err := b.call(ctx, b.sc.reserveJob, string(s), padID(id))
+	res, err := b.call(ctx, opReserveJob, string(s), padID(id))
 	if err != nil {
 		return nil, err
 	}
@@ -28,27 +28,27 @@ func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64
 
 // Delete removes job id unless another session holds it.
 func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) error {
-	return found(b.call(ctx, b.sc.delete, string(s), padID(id)))
+	return found(b.call(ctx, opDelete, string(s), padID(id)))
 }
 
 // Release returns a job reserved by p.Session to ready or delayed.
 func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
-	return found(b.call(ctx, b.sc.release, string(p.Session), padID(p.ID), prio(p.Priority), ms(p.Delay)))
+	return found(b.call(ctx, opRelease, string(p.Session), padID(p.ID), prio(p.Priority), ms(p.Delay)))
 }
 
 // Bury moves a job reserved by s to its tube's buried list.
 func (b *Backend) Bury(ctx context.Context, s backend.SessionID, id uint64, priority uint32) error {
-	return found(b.call(ctx, b.sc.bury, string(s), padID(id), prio(priority)))
+	return found(b.call(ctx, opBury, string(s), padID(id), prio(priority)))
 }
 
 // Touch resets the deadline of a job reserved by s.
 func (b *Backend) Touch(ctx context.Context, s backend.SessionID, id uint64) error {
-	return found(b.call(ctx, b.sc.touch, string(s), padID(id)))
+	return found(b.call(ctx, opTouch, string(s), padID(id)))
 }
 
 // Kick moves up to bound buried (else delayed) jobs of tube to ready.
 func (b *Backend) Kick(ctx context.Context, tube string, bound uint64) (uint64, error) {
-	res, err := b.call(ctx, b.sc.kick, tube, strconv.FormatUint(bound, 10))
+	res, err := b.call(ctx, opKick, tube, strconv.FormatUint(bound, 10))
 	if err != nil {
 		return 0, err
 	}
@@ -58,7 +58,7 @@ func (b *Backend) Kick(ctx context.Context, tube string, bound uint64) (uint64, 
 
 // KickJob moves one buried or delayed job to ready.
 func (b *Backend) KickJob(ctx context.Context, id uint64) error {
-	return found(b.call(ctx, b.sc.kickJob, padID(id)))
+	return found(b.call(ctx, opKickJob, padID(id)))
 }
 
 func prio(p uint32) string { return strconv.FormatUint(uint64(p), 10) }

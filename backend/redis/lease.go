@@ -59,7 +59,7 @@ func (b *Backend) reapLoop() {
 // Reap ends now every session of every gateway process whose lease has expired, and reports
 // how many. The reaper loop calls it; it is idempotent and safe from any number of gateways.
 func (b *Backend) Reap(ctx context.Context) error {
-	res, err := b.call(ctx, b.sc.reap)
+	res, err := b.call(ctx, opReap)
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 	for _, t := range p.Tubes {
 		args = append(args, t)
 	}
-	res, err := b.call(ctx, b.sc.reserve, args...)
+	res, err := b.call(ctx, opReserve, args...)
 	if err != nil {
 		return reserveOutcome{}, err
 	}

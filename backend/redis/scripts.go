@@ -11,70 +11,90 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// luaFiles holds one script per state change plus lib.lua, the helpers they share.
+// luaFiles holds one script per state change, lib.lua (the helpers they share) and batch.lua
+// (which runs many of them in one call).
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// opNames are the operations, one lua/<name>.lua each.
-var opNames = []string{
-	"session_begin", "session_end", "reap", "use", "watch", "ignore",
-	"put", "reserve", "reserve_job", "delete", "release", "bury", "touch",
-	"kick", "kick_job", "peek", "peek_state", "job_stats", "tube_stats",
-	"stats", "list_tubes", "pause", "ensure_default",
+// op is an operation: lua/<op>.lua, the name batch.lua knows it by.
+type op string
+
+const (
+	opSessionBegin  op = "session_begin"
+	opSessionEnd    op = "session_end"
+	opReap          op = "reap"
+	opUse           op = "use"
+	opWatch         op = "watch"
+	opIgnore        op = "ignore"
+	opPut           op = "put"
+	opReserve       op = "reserve"
+	opReserveJob    op = "reserve_job"
+	opDelete        op = "delete"
+	opRelease       op = "release"
+	opBury          op = "bury"
+	opTouch         op = "touch"
+	opKick          op = "kick"
+	opKickJob       op = "kick_job"
+	opPeek          op = "peek"
+	opPeekState     op = "peek_state"
+	opJobStats      op = "job_stats"
+	opTubeStats     op = "tube_stats"
+	opStats         op = "stats"
+	opListTubes     op = "list_tubes"
+	opPause         op = "pause"
+	opEnsureDefault op = "ensure_default"
+)
+
+// ops are all the operations.
+var ops = []op{
+	opSessionBegin, opSessionEnd, opReap, opUse, opWatch, opIgnore,
+	opPut, opReserve, opReserveJob, opDelete, opRelease, opBury, opTouch,
+	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
+	opStats, opListTubes, opPause, opEnsureDefault,
 }
 
-// fn is the full name of one Redis Function of the library.
-type fn string
-
-// scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua and every operation,
-// and the names of its functions.
+// scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and
+// batch.lua, and the name of its batch function, through which every operation is called.
 //
 // Why Functions rather than EVALSHA: a script cannot call another, so lib.lua had to be
 // prepended to every script, and Redis re-ran it (redefining ~30 closures) on every call, about
 // 10 µs of the ~25 µs a put cost. A library's top level runs once, at load; each call only runs
 // its own body.
 //
+// Why one batch function: Redis spends about as much on an FCALL itself (parsing, dispatch,
+// argument conversion) as on a short operation's own commands, and go-redis a command object
+// per call; a batch of the calls queued meanwhile pays that once.
+//
 // Versioning: the library is named beangate_<hash of its text> and every function carries the
 // same hash, because function names are global across libraries. Gateways of different
 // versions on one Redis thus each use their own library and never replace each other's; an
 // old version's library stays loaded (some tens of KiB) until removed with FUNCTION DELETE.
 type scripts struct {
-	lib  string // library name
-	code string // FUNCTION LOAD text
-
-	sessionBegin, sessionEnd, reap, use, watch, ignore fn
-	put, reserve, reserveJob, delete, release, bury    fn
-	touch, kick, kickJob, peek, peekState, jobStats    fn
-	tubeStats, stats, listTubes, pause, ensureDefault  fn
+	lib   string // library name
+	code  string // FUNCTION LOAD text
+	batch string // the batch function's name
 }
 
 // loadScripts assembles the library from the embedded sources. Each operation's file becomes
 // the body of a function(KEYS, ARGV), so the files read as ordinary scripts; begin (lib.lua)
-// sets the per-call context first. A missing file is a build mistake, hence the panic.
+// sets the per-call context first. Each is registered on its own (handy with redis-cli) and
+// kept in OPS for batch.lua. A missing file is a build mistake, hence the panic.
 func loadScripts() *scripts {
 	var body strings.Builder
 	body.WriteString(mustRead("lib"))
-	for _, op := range opNames {
-		fmt.Fprintf(&body, "\nregister('%s', function(KEYS, ARGV)\nbegin(KEYS, ARGV)\n%s\nend)\n", op, mustRead(op))
+	for _, op := range ops {
+		fmt.Fprintf(&body, "\nregister('%s', function(KEYS, ARGV)\nbegin(KEYS, ARGV)\n%s\nend)\n", op, mustRead(string(op)))
 	}
+	fmt.Fprintf(&body, "\nredis.register_function(LIB .. '_batch', function(KEYS, ARGV)\n%s\nend)\n", mustRead("batch"))
 	sum := sha1.Sum([]byte(body.String()))
 	lib := "beangate_" + hex.EncodeToString(sum[:6])
 	// register names each function <library>_<op>.
 	code := "#!lua name=" + lib + "\n" +
-		"local function register(op, f) redis.register_function('" + lib + "_' .. op, f) end\n" +
+		"local LIB, OPS = '" + lib + "', {}\n" +
+		"local function register(op, f) OPS[op] = f; redis.register_function(LIB .. '_' .. op, f) end\n" +
 		body.String()
-	name := func(op string) fn { return fn(lib + "_" + op) }
-	return &scripts{
-		lib: lib, code: code,
-		sessionBegin: name("session_begin"), sessionEnd: name("session_end"), reap: name("reap"),
-		use: name("use"), watch: name("watch"), ignore: name("ignore"),
-		put: name("put"), reserve: name("reserve"), reserveJob: name("reserve_job"),
-		delete: name("delete"), release: name("release"), bury: name("bury"), touch: name("touch"),
-		kick: name("kick"), kickJob: name("kick_job"), peek: name("peek"), peekState: name("peek_state"),
-		jobStats: name("job_stats"), tubeStats: name("tube_stats"), stats: name("stats"),
-		listTubes: name("list_tubes"), pause: name("pause"), ensureDefault: name("ensure_default"),
-	}
+	return &scripts{lib: lib, code: code, batch: lib + "_batch"}
 }
 
 // load (re)loads the library. REPLACE makes it idempotent: gateways of one version load the

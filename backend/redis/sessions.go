@@ -14,7 +14,7 @@ func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
 	// backend.Backend contract), so its process is known here from then on.
 	b.procs[s.Process()] = struct{}{}
 	b.procsMu.Unlock()
-	_, err := b.call(ctx, b.sc.sessionBegin, string(s), s.Process(), ms(b.opts.LeaseTTL))
+	_, err := b.call(ctx, opSessionBegin, string(s), s.Process(), ms(b.opts.LeaseTTL))
 	return err
 }
 
@@ -22,24 +22,24 @@ func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
 // A reserve of s waiting in this process gives up with errSessionEnded.
 func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
 	b.waiters.endSession(s)
-	_, err := b.call(ctx, b.sc.sessionEnd, string(s), s.Process())
+	_, err := b.call(ctx, opSessionEnd, string(s), s.Process())
 	return err
 }
 
 // UseTube makes tube s's used tube.
 func (b *Backend) UseTube(ctx context.Context, s backend.SessionID, tube string) error {
-	_, err := b.call(ctx, b.sc.use, string(s), tube)
+	_, err := b.call(ctx, opUse, string(s), tube)
 	return err
 }
 
 // WatchTube adds tube to s's watch list.
 func (b *Backend) WatchTube(ctx context.Context, s backend.SessionID, tube string) error {
-	_, err := b.call(ctx, b.sc.watch, string(s), tube)
+	_, err := b.call(ctx, opWatch, string(s), tube)
 	return err
 }
 
 // IgnoreTube removes tube from s's watch list.
 func (b *Backend) IgnoreTube(ctx context.Context, s backend.SessionID, tube string) error {
-	_, err := b.call(ctx, b.sc.ignore, string(s), tube)
+	_, err := b.call(ctx, opIgnore, string(s), tube)
 	return err
 }

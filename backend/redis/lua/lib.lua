@@ -1,6 +1,7 @@
 -- lib.lua: helpers shared by every operation (not an operation by itself). scripts.go loads
 -- it once as the top of a Redis Functions library; each lua/<op>.lua becomes the body of a
--- function(KEYS, ARGV) that calls begin first.
+-- function(KEYS, ARGV) that calls begin first, registered on its own and kept in OPS, through
+-- which lua/batch.lua runs many operations in one call (the way the gateway calls them).
 --
 -- Calling convention shared by all operations:
 --   KEYS[1] = <base>:stats   the namespace's global counters hash; declared so that a Cluster
@@ -40,14 +41,19 @@
 -- library's top level runs once, at load, and calls never interleave.
 local B, STATS, TUBES, CHAN, NOW
 
+-- server_now is the Redis server's clock in whole milliseconds.
+local function server_now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
 local function begin(keys, argv)
   B, STATS = argv[1], keys[1]
   TUBES, CHAN = B .. ':tubes', B .. ':ready'
   if argv[2] ~= '' then
     NOW = tonumber(argv[2])
   else
-    local t = redis.call('TIME')
-    NOW = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    NOW = server_now()
   end
 end
 

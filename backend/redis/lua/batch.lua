@@ -1,0 +1,34 @@
+-- batch: run many operations in one call, in order, each exactly as if it had been called
+-- alone: the gateway sends the calls of all its connections that queued up meanwhile as one
+-- batch, which costs Redis one command instead of one per operation. Operations given no time
+-- share one read of the server's clock.
+-- KEYS[1] = <base>:stats, as for every operation
+-- ARGV[1] = <base>
+-- ARGV[2..] = per operation: its name (lua/<name>.lua), its now (ms, or '' for the server's
+--             TIME), the count n of its own arguments, then those n (its ARGV[3..])
+-- returns an array with one reply per operation, in order: what the operation returned (false
+--         for false or nothing, which a client reads as nil), or an error reply if the
+--         operation raised an error (its writes until then stay, as with a failing FCALL; the
+--         operations after it still run)
+local base, out, now = ARGV[1], {}, nil
+local i = 2
+while i <= #ARGV do
+  local f, t, n = OPS[ARGV[i]], ARGV[i + 1], tonumber(ARGV[i + 2])
+  if t == '' then
+    now = now or ds(server_now())
+    t = now
+  end
+  local argv = {base, t}
+  for k = 1, n do argv[k + 2] = ARGV[i + 2 + k] end
+  i = i + 3 + n
+  local ok, res = pcall(f, KEYS, argv)
+  if not ok then
+    -- redis.call raises {err = msg}; a Lua runtime error is a string.
+    if type(res) == 'table' and res.err then res = res.err end
+    res = redis.error_reply(tostring(res))
+  elseif res == nil then
+    res = false
+  end
+  out[#out + 1] = res
+end
+return out
