@@ -149,7 +149,8 @@ end
 
 -- tick applies every due transition of tube t: delayed jobs whose time came become ready,
 -- reservations past their deadline return to ready (timeouts += 1), an ended pause is cleared.
--- It notifies t when a job may have become reservable, and returns whether t is paused now.
+-- It notifies t when a job may have become reservable, and returns whether t is paused now and
+-- when its pause ends (ms, as a string; false if it is not paused).
 local function tick(t)
   local woke = false
   local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW))
@@ -177,13 +178,13 @@ local function tick(t)
   if pu then
     if tonumber(pu) <= NOW then
       redis.call('HDEL', ktube(t), 'pu', 'pd')
-      woke = true
+      woke, pu = true, false
     else
       paused = true
     end
   end
   if woke then notify(t) end
-  return paused
+  return paused, pu
 end
 
 -- fresh returns job m's fields {tube, state, owner, due/deadline} as of NOW, or nil if it does

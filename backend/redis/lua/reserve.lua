@@ -20,9 +20,12 @@ if mode % 2 == 1 then unwait(s) end
 
 local best, bestpri, besttube
 local tops = 0 -- ready jobs seen: each tube's first two
+local pauses = {} -- by ARGV index: when the tube's pause ends, or false
 for i = FIRST, #ARGV do
   local t = ARGV[i]
-  if not tick(t) then
+  local paused, pu = tick(t)
+  pauses[i] = pu
+  if not paused then
     local top = redis.call('ZRANGE', kready(t), 0, 1, 'WITHSCORES')
     tops = tops + #top / 2
     if top[1] then
@@ -65,7 +68,7 @@ for i = FIRST, #ARGV do
   consider(d[2])
   local r = redis.call('ZRANGE', kreserved(t), 0, 0, 'WITHSCORES')
   consider(r[2])
-  consider(redis.call('HGET', ktube(t), 'pu'))
+  consider(pauses[i]) -- still right: a pause that tick kept ends after NOW
 end
 if mode >= 2 then
   local tubes = {}
