@@ -71,15 +71,16 @@ var ops = []op{
 // versions on one Redis thus each use their own library and never replace each other's; an
 // old version's library stays loaded (some tens of KiB) until removed with FUNCTION DELETE.
 type scripts struct {
-	lib   string // library name
-	code  string // FUNCTION LOAD text
-	batch string // the batch function's name
+	lib   string        // library name
+	code  string        // FUNCTION LOAD text
+	batch string        // the batch function's name
+	fns   map[op]string // each operation's own function's name
 }
 
 // loadScripts assembles the library from the embedded sources. Each operation's file becomes
 // the body of a function(KEYS, ARGV), so the files read as ordinary scripts; begin (lib.lua)
-// sets the per-call context first. Each is registered on its own (handy with redis-cli) and
-// kept in OPS for batch.lua. A missing file is a build mistake, hence the panic.
+// sets the per-call context first. Each is registered on its own (a lone call goes straight to
+// it) and kept in OPS for batch.lua. A missing file is a build mistake, hence the panic.
 func loadScripts() *scripts {
 	var body strings.Builder
 	body.WriteString(mustRead("lib"))
@@ -94,7 +95,11 @@ func loadScripts() *scripts {
 		"local LIB, OPS = '" + lib + "', {}\n" +
 		"local function register(op, f) OPS[op] = f; redis.register_function(LIB .. '_' .. op, f) end\n" +
 		body.String()
-	return &scripts{lib: lib, code: code, batch: lib + "_batch"}
+	fns := make(map[op]string, len(ops))
+	for _, op := range ops {
+		fns[op] = lib + "_" + string(op)
+	}
+	return &scripts{lib: lib, code: code, batch: lib + "_batch", fns: fns}
 }
 
 // load (re)loads the library. REPLACE makes it idempotent: gateways of one version load the
