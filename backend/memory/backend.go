@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -51,6 +52,7 @@ type Backend struct {
 	timerGen uint64 // tells a stale timer callback from the current one
 
 	deliveries []delivery // outcomes of waits decided under the lock, for unlock to hand out
+	reclaim    reclaimer  // collects the garbage a drained burst leaves
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -71,6 +73,7 @@ func New(opts Options) *Backend {
 		paused:    newIndexedHeap(byPauseEnd, setPauseIndex),
 		waiters:   newIndexedHeap(byWake, setWaiterIndex),
 	}
+	b.reclaim.collect = runtime.GC
 	b.tubeLocked(backend.DefaultTube)
 	return b
 }

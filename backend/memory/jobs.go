@@ -114,6 +114,7 @@ func (b *Backend) reserveLocked(j *job, s *session, at time.Time) {
 // removeLocked forgets a detached j and drops its tube reference.
 func (b *Backend) removeLocked(j *job) {
 	delete(b.jobs, j.id)
+	b.reclaim.removed(len(j.body))
 	j.tube.jobs--
 	b.unrefLocked(j.tube)
 }
@@ -148,6 +149,7 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 		gIdx:     -1,
 	}
 	b.jobs[j.id] = j
+	b.reclaim.added(len(j.body))
 	t.jobs++
 	t.totalJobs++
 	b.totalJobs++
