@@ -31,8 +31,8 @@ type Backend struct {
 	// clock runs timers; time itself comes from the database unless opts.Clock is set.
 	clock    backend.Clock
 	waiters  *waiters
-	writes   *batcher[op, opResult] // puts, deletes, first reserve attempts
-	reserves *batcher[op, opResult] // reserve attempts after a wait
+	writes   *batcher[write, writeResult]
+	reserves *batcher[reserveItem, reserveResult]
 	leases   *leases
 
 	stop      chan struct{}
@@ -90,14 +90,10 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		}
 	}
 	// One writer: concurrent write batches would only queue on the same tube and counter rows.
-	// A reserve's first attempt goes to the writer too: after its puts and deletes, in its
-	// transaction, so that it needs no round trip and no transaction of its own (the largest
-	// costs per job on a loaded database) and can take a job put in the same batch.
-	b.writes = newBatcher(b.execOps, b.abandonedOp, 1000, 1, opts.CommandTimeout, b.stop)
-	// Attempts after a wait go to a reserver of their own, whose batches of reserves alone
-	// commit without waiting for the disk: a woken worker is not held up by a write batch's WAL
-	// flush, so wake-up latency stays low.
-	b.reserves = newBatcher(b.execOps, b.abandonedOp, 1000, 1, opts.CommandTimeout, b.stop)
+	b.writes = newBatcher(b.execWrites, nil, 1000, 1, opts.CommandTimeout, b.stop) // one batch in flight: they all update the same tube and counter rows
+	// One reserver: the reserves arriving together are answered by one statement per watch list,
+	// all in one round trip and one (asynchronous) commit.
+	b.reserves = newBatcher(b.execReserves, b.unreserve, 1000, 1, opts.CommandTimeout, b.stop)
 	b.leases = newLeases()
 	listening := make(chan struct{})
 	b.wg.Add(2)

@@ -34,7 +34,6 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		timeout := b.clock.AfterFunc(p.Timeout, func() { close(timedOut) })
 		defer timeout.Stop()
 	}
-	first := true
 	for {
 		// Read before the attempt: a timeout that fired earlier is answered only after an
 		// attempt made at (fake) time past it found nothing, so that a job maturing before the
@@ -42,8 +41,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		expired := isClosed(timedOut)
 		// One "now" per attempt: what the wait learns is consistent with what the attempt saw.
 		now := b.now()
-		job, info, err := b.tryReserve(ctx, p, now, first)
-		first = false
+		job, info, err := b.tryReserve(ctx, p, now)
 		if err != nil || job != nil {
 			gaveUp = err != nil
 			return job, err
@@ -96,18 +94,13 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 }
 
 // tryReserve reserves a job now if there is one, or says what to wait for. Concurrent attempts
-// share a batch (see execOps): a first attempt the writer's, later ones (after a wait) the
-// reserver's (see New).
-func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any, first bool) (*backend.Job, waitInfo, error) {
-	batches := b.reserves
-	if first {
-		batches = b.writes
-	}
-	res, err := batches.do(ctx, op{reserve: &reserveItem{tubes: p.Tubes, session: string(p.Session), now: now}})
+// share a batch (see execReserves).
+func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any) (*backend.Job, waitInfo, error) {
+	res, err := b.reserves.do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now})
 	if err != nil {
 		return nil, waitInfo{}, callErr("reserve", err)
 	}
-	return res.reserved.job, res.reserved.wait, nil
+	return res.job, res.wait, nil
 }
 
 // A reserveItem is one reserve attempt waiting for its batch.
@@ -132,89 +125,71 @@ func (it reserveItem) group() string {
 	return key
 }
 
-// reserveBatch is the reserve attempts of one batch: one reserve_many statement per distinct
-// watch list, the sessions of a group in the order they asked. The statements run one after the
-// other in one transaction, so a later one sees the jobs an earlier one reserved and takes
-// others. An attempt that finds nothing learns from the same statement what to wait for.
-type reserveBatch struct {
-	items    []reserveItem
-	groups   []*reserveGroup
-	res      []reserveResult
-	answered []bool
-}
-
-type reserveGroup struct {
-	first     int // index in items of the first attempt, whose tubes and now the group shares
-	sessions  []string
-	bySession map[string]int // index in items; sessions are distinct within a group
-}
-
-func newReserveBatch(items []reserveItem) *reserveBatch {
-	rb := &reserveBatch{items: items, res: make([]reserveResult, len(items)), answered: make([]bool, len(items))}
-	byKey := map[string]*reserveGroup{}
+// execReserves answers a batch of reserve attempts in one round trip and one asynchronous
+// commit: one reserve_many statement per distinct watch list, the sessions of a group in the
+// order they asked. The statements run one after the other in one transaction, so a later one
+// sees the jobs an earlier one reserved and takes others. An attempt that finds nothing learns
+// from the same statement what to wait for.
+func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]reserveResult, error) {
+	res := make([]reserveResult, len(items))
+	answered := make([]bool, len(items))
+	type group struct {
+		first     int
+		sessions  []string
+		bySession map[string]int // index in items; sessions are distinct within a group
+	}
+	var groups []*group
+	byKey := map[string]*group{}
 	for i, it := range items {
 		k := it.group()
 		g := byKey[k]
 		if g == nil {
-			g = &reserveGroup{first: i, bySession: map[string]int{}}
+			g = &group{first: i, bySession: map[string]int{}}
 			byKey[k] = g
-			rb.groups = append(rb.groups, g)
+			groups = append(groups, g)
 		}
 		g.sessions = append(g.sessions, it.session)
 		g.bySession[it.session] = i
 	}
-	return rb
-}
-
-// queue adds the statements to bt; their rows fill rb.res (reset first: a batch may be retried).
-func (rb *reserveBatch) queue(b *Backend, bt *pgx.Batch) {
-	clear(rb.res)
-	clear(rb.answered)
-	for _, g := range rb.groups {
-		it := rb.items[g.first]
-		bt.Queue(b.st.get("reserve_many"), it.now, it.tubes, g.sessions).Query(func(rows pgx.Rows) error {
-			var (
-				session string
-				id      *int64
-				tube    *string
-				prio    *int64
-				body    []byte
-				at      *time.Time
-				info    waitInfo
-			)
-			_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body, &at, &info.ownDeadline, &info.nextDue}, func() error {
-				i, ok := g.bySession[session]
-				if !ok {
-					return fmt.Errorf("reserve_many answered session %q, which did not ask", session)
-				}
-				rb.answered[i] = true
-				if id != nil {
-					rb.res[i].job = &backend.Job{ID: uint64(*id), Tube: *tube, Priority: uint32(*prio), Body: body}
-				} else if at != nil {
-					// Copies: the scan targets are reused for the next row.
-					rb.res[i].wait = waitInfo{now: *at, ownDeadline: copyTime(info.ownDeadline), nextDue: copyTime(info.nextDue)}
-				}
-				return nil
+	err := b.run(ctx, "reserve", func(ctx context.Context) error {
+		clear(res)
+		clear(answered)
+		bt := &pgx.Batch{}
+		for _, g := range groups {
+			it := items[g.first]
+			bt.Queue(b.st.get("reserve_many"), it.now, it.tubes, g.sessions).Query(func(rows pgx.Rows) error {
+				var (
+					session string
+					id      *int64
+					tube    *string
+					prio    *int64
+					body    []byte
+					at      *time.Time
+					info    waitInfo
+				)
+				_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body, &at, &info.ownDeadline, &info.nextDue}, func() error {
+					i, ok := g.bySession[session]
+					if !ok {
+						return fmt.Errorf("reserve_many answered session %q, which did not ask", session)
+					}
+					answered[i] = true
+					if id != nil {
+						res[i].job = &backend.Job{ID: uint64(*id), Tube: *tube, Priority: uint32(*prio), Body: body}
+					} else if at != nil {
+						// Copies: the scan targets are reused for the next row.
+						res[i].wait = waitInfo{now: *at, ownDeadline: copyTime(info.ownDeadline), nextDue: copyTime(info.nextDue)}
+					}
+					return nil
+				})
+				return err
 			})
-			return err
-		})
+		}
+		return b.batch(ctx, bt)
+	})
+	if err == nil && slices.Contains(answered, false) {
+		err = errors.New("postgres: reserve: a session got neither a job nor what to wait for")
 	}
-}
-
-// err reports an attempt the statements did not answer (a bug, not a state of the queue).
-func (rb *reserveBatch) err() error {
-	if slices.Contains(rb.answered, false) {
-		return errors.New("postgres: reserve: a session got neither a job nor what to wait for")
-	}
-	return nil
-}
-
-// abandonedOp undoes what a batch committed for a caller that had given up: a reservation.
-// A put or delete stays committed, like any command cut off mid-flight.
-func (b *Backend) abandonedOp(it op, res opResult) {
-	if it.reserve != nil {
-		b.unreserve(*it.reserve, res.reserved)
-	}
+	return res, err
 }
 
 // unreserve undoes a reservation committed for a caller that had given up, so that the job does

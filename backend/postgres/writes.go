@@ -8,17 +8,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// An op is one put, delete or reserve attempt waiting for its batch. A batch runs as one
-// implicit transaction in one round trip: put.sql, then delete.sql, then one reserve_many per
-// watch list. Puts and deletes so share one WAL flush, and update the hot tube and counter rows
-// once per batch instead of queueing on each other's row locks through every commit; reserves
-// come last, so they can take the jobs put in the same transaction. A batch of reserves alone
-// commits without waiting for the disk (async_commit.sql); one with puts or deletes is durable as
-// a whole, the reservations it made included. Which ops share a batch: see New.
-type op struct {
-	put     *putItem
-	del     *deleteItem
-	reserve *reserveItem
+// A write is one put or one delete waiting for group commit. The puts and deletes that arrive
+// together run as one implicit transaction (put.sql then delete.sql, one round trip), so they
+// share one WAL flush, and they update the hot tube and counter rows once per batch instead of
+// queueing on each other's row locks through every commit.
+type write struct {
+	put *putItem
+	del *deleteItem
 }
 
 type putItem struct {
@@ -34,11 +30,10 @@ type deleteItem struct {
 	id      uint64
 }
 
-// opResult is a put's id, whether a delete found its job, or a reserve attempt's answer.
-type opResult struct {
-	id       uint64
-	deleted  bool
-	reserved reserveResult
+// writeResult is a put's id or whether a delete found its job.
+type writeResult struct {
+	id      uint64
+	deleted bool
 }
 
 // Put stores a job; concurrent puts share one INSERT and one commit (see put.sql).
@@ -47,7 +42,7 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 	if body == nil {
 		body = []byte{} // bodies are NOT NULL; an empty job is valid
 	}
-	res, err := b.writes.do(ctx, op{put: &putItem{
+	res, err := b.writes.do(ctx, write{put: &putItem{
 		tube: p.Tube, priority: p.Priority, delayUS: p.Delay.Microseconds(), ttrUS: p.TTR.Microseconds(), body: body,
 	}})
 	if err != nil {
@@ -64,7 +59,7 @@ func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) er
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	res, err := b.writes.do(ctx, op{del: &deleteItem{session: s, id: id}})
+	res, err := b.writes.do(ctx, write{del: &deleteItem{session: s, id: id}})
 	if err != nil {
 		return callErr("delete", err)
 	}
@@ -74,57 +69,33 @@ func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) er
 	return nil
 }
 
-// execOps runs a batch of puts, deletes and reserve attempts in one transaction.
-func (b *Backend) execOps(ctx context.Context, items []op) ([]opResult, error) {
+// execWrites commits a batch of puts and deletes in one transaction.
+func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult, error) {
 	var (
-		putAt, delAt, reserveAt []int // index in items of each put, delete, reserve
-		tubes                   []string
-		prios, delays, ttrs     []int64
-		bodies                  [][]byte
-		delIDs                  []int64
-		delSessions             []string
-		reserves                []reserveItem
+		putAt               []int // index in items of each put
+		tubes               []string
+		prios, delays, ttrs []int64
+		bodies              [][]byte
+		delIDs              []int64
+		delSessions         []string
 	)
 	for i, it := range items {
-		switch {
-		case it.put != nil:
-			p := it.put
+		if p := it.put; p != nil {
 			putAt = append(putAt, i)
 			tubes, prios, delays, ttrs = append(tubes, p.tube), append(prios, int64(p.priority)), append(delays, p.delayUS), append(ttrs, p.ttrUS)
 			bodies = append(bodies, p.body)
-		case it.del != nil:
-			delAt = append(delAt, i)
+		} else {
 			delIDs, delSessions = append(delIDs, int64(it.del.id)), append(delSessions, string(it.del.session))
-		default:
-			reserveAt = append(reserveAt, i)
-			reserves = append(reserves, *it.reserve)
 		}
 	}
-	// A deleted job is reported as (id, session): the pair finds its caller.
-	type deletion struct {
-		id      int64
-		session string
-	}
-	delIndex := make(map[deletion]int, len(delAt))
-	for k, i := range delAt {
-		delIndex[deletion{delIDs[k], delSessions[k]}] = i
-	}
-	rb := newReserveBatch(reserves)
-	res := make([]opResult, len(items))
+	res := make([]writeResult, len(items))
 	var unreferenced []string
 	own := b.leases.list() // put.sql announces ready jobs only to other gateway processes
-	now := b.now()         // one time for the whole batch, as for a reserve attempt
-	name := "put/delete"
-	if len(putAt)+len(delAt) == 0 {
-		name = "reserve"
-	}
-	err := b.run(ctx, name, func(ctx context.Context) error {
+	now := b.now() // one time for the whole batch, as for a reserve attempt
+	err := b.run(ctx, "put/delete", func(ctx context.Context) error {
 		clear(res)
 		unreferenced = unreferenced[:0]
 		bt := &pgx.Batch{}
-		if len(putAt)+len(delAt) == 0 {
-			bt.Queue(b.st.get("async_commit"))
-		}
 		if len(putAt) > 0 {
 			bt.Queue(b.st.get("put"), now, tubes, prios, delays, ttrs, bodies, own).Query(func(rows pgx.Rows) error {
 				var ord, id int64
@@ -135,7 +106,7 @@ func (b *Backend) execOps(ctx context.Context, items []op) ([]opResult, error) {
 				return err
 			})
 		}
-		if len(delAt) > 0 {
+		if len(delIDs) > 0 {
 			// No promote step: delete.sql counts an expired reservation itself.
 			bt.Queue(b.st.get("delete"), now, delIDs, delSessions).Query(func(rows pgx.Rows) error {
 				var id *int64
@@ -143,25 +114,20 @@ func (b *Backend) execOps(ctx context.Context, items []op) ([]opResult, error) {
 				_, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {
 					if id == nil {
 						unreferenced = append(unreferenced, name)
-					} else if i, ok := delIndex[deletion{*id, name}]; ok {
-						res[i].deleted = true
+						return nil
+					}
+					for i, it := range items {
+						if it.del != nil && int64(it.del.id) == *id && string(it.del.session) == name {
+							res[i].deleted = true
+						}
 					}
 					return nil
 				})
 				return err
 			})
 		}
-		rb.queue(b, bt)
 		return b.batch(ctx, bt)
 	})
-	if err == nil {
-		err = rb.err()
-	}
-	if err == nil {
-		for k, i := range reserveAt {
-			res[i].reserved = rb.res[k]
-		}
-	}
 	if err == nil && len(unreferenced) > 0 {
 		err = b.gcTubes(ctx, unreferenced)
 	}

@@ -4,8 +4,8 @@
 -- come, or reserved whose TTR has passed (that one counts a timeout). Per tube each kind is found
 -- through its own index with LIMIT n and SKIP LOCKED, so concurrent reserves take different jobs
 -- without waiting. This is how concurrent reserves share one statement and one commit.
--- The caller decides the commit: asynchronous for reserves alone (async_commit.sql), durable when
--- they share a transaction with puts and deletes.
+-- A reservation is not worth a WAL flush (beanstalkd does not log it either; after a crash the
+-- job is simply ready again), hence synchronous_commit off for this transaction.
 -- A session that gets no job gets, in the same round trip, what it needs in order to wait: the
 -- time the attempt was made at, the earliest TTR deadline of its own live reservations (for
 -- DEADLINE_SOON), and the next moment something may become reservable in the watched tubes: a
@@ -61,6 +61,7 @@ WITH active AS (
 )
 SELECT reserved_by, id, tube, priority, body, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz
 FROM reserved
+WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
 UNION ALL
 SELECT u.session, NULL, NULL, NULL, NULL, {{now}},
     (SELECT min(j.due_at) FROM {{schema}}.jobs j
