@@ -23,5 +23,20 @@ type SystemClock struct{}
 // Now returns time.Now().
 func (SystemClock) Now() time.Time { return time.Now() }
 
-// AfterFunc is time.AfterFunc.
-func (SystemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+// timerLead: while a process is idle, Go's runtime sleeps in its network poller in whole
+// milliseconds, so a runtime timer fires up to a millisecond late — a delayed job, a reserve's
+// timeout or a TTR would be that late too (beanstalkd's own lateness is about 0.1 ms). So
+// AfterFunc arms the runtime timer this much early and sleeps the rest in the kernel.
+const timerLead = time.Millisecond
+
+// AfterFunc is time.AfterFunc, made precise to the kernel's timer slack rather than to the
+// runtime poller's millisecond.
+func (SystemClock) AfterFunc(d time.Duration, f func()) Timer {
+	due := time.Now().Add(d)
+	return time.AfterFunc(d-timerLead, func() {
+		if wait := time.Until(due); wait > 0 {
+			sleepPrecisely(wait)
+		}
+		f()
+	})
+}
