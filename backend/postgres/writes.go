@@ -30,6 +30,12 @@ type deleteItem struct {
 	id      uint64
 }
 
+// deletion identifies a delete in a batch.
+type deletion struct {
+	id      int64
+	session string
+}
+
 // writeResult is a put's id or whether a delete found its job.
 type writeResult struct {
 	id      uint64
@@ -88,10 +94,18 @@ func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult,
 			delIDs, delSessions = append(delIDs, int64(it.del.id)), append(delSessions, string(it.del.session))
 		}
 	}
+	// A deleted job comes back as (id, session), which finds its caller: a session deletes a job
+	// once per batch (it waits for each reply).
+	delAt := make(map[deletion]int, len(delIDs))
+	for i, it := range items {
+		if it.del != nil {
+			delAt[deletion{int64(it.del.id), string(it.del.session)}] = i
+		}
+	}
 	res := make([]writeResult, len(items))
 	var unreferenced []string
 	own := b.leases.list() // put.sql announces ready jobs only to other gateway processes
-	now := b.now() // one time for the whole batch, as for a reserve attempt
+	now := b.now()         // one time for the whole batch, as for a reserve attempt
 	err := b.run(ctx, "put/delete", func(ctx context.Context) error {
 		clear(res)
 		unreferenced = unreferenced[:0]
@@ -116,10 +130,8 @@ func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult,
 						unreferenced = append(unreferenced, name)
 						return nil
 					}
-					for i, it := range items {
-						if it.del != nil && int64(it.del.id) == *id && string(it.del.session) == name {
-							res[i].deleted = true
-						}
+					if i, ok := delAt[deletion{*id, name}]; ok {
+						res[i].deleted = true
 					}
 					return nil
 				})
