@@ -189,10 +189,16 @@ func (b *Backend) localNow() time.Time {
 // arguments (its ARGV[3..]). goredis.Nil (a script returning false) becomes
 // backend.ErrNotFound; anything else is an infrastructure error.
 func (b *Backend) call(ctx context.Context, o op, args ...any) (any, error) {
+	res, _, err := b.callSent(ctx, o, args...)
+	return res, err
+}
+
+// callSent is call that also returns when the operation was sent to Redis (see runSent).
+func (b *Backend) callSent(ctx context.Context, o op, args ...any) (any, time.Time, error) {
 	cctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
 	defer cancel()
-	res, err := b.batch.run(cctx, o, b.nowArg(), args...)
-	return res, interpretError(err)
+	res, sent, err := b.batch.runSent(cctx, o, b.nowArg(), args...)
+	return res, sent, interpretError(err)
 }
 
 // interpretError is the one place Redis errors are translated.

@@ -57,6 +57,7 @@ type scriptCall struct {
 	bytes int    // the arguments' size, roughly
 	res   any
 	err   error
+	sent  time.Time // when its batch was sent: the operation ran after it
 	wake  chan struct{}
 
 	// Guarded by batcher.mu.
@@ -71,11 +72,18 @@ func newBatcher(client goredis.UniversalClient, lib *scripts, keys []string, bas
 // run queues a call and waits for its result or for ctx to end. A call already sent is always
 // waited for, so that a state change that happened is never lost.
 func (b *batcher) run(ctx context.Context, o op, now string, args ...any) (any, error) {
+	res, _, err := b.runSent(ctx, o, now, args...)
+	return res, err
+}
+
+// runSent is run that also returns when the call's batch was sent (zero if it was not): the
+// operation ran after that, however long its reply then took to come back.
+func (b *batcher) runSent(ctx context.Context, o op, now string, args ...any) (any, time.Time, error) {
 	c := &scriptCall{ctx: ctx, op: o, now: now, args: args, bytes: argsSize(args), wake: make(chan struct{}, 2)}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return nil, errClosed
+		return nil, time.Time{}, errClosed
 	}
 	c.queued = true
 	b.queue = append(b.queue, c)
@@ -96,7 +104,7 @@ func (b *batcher) run(ctx context.Context, o op, now string, args ...any) (any, 
 			if c.queued && !c.lead {
 				b.queue = slices.DeleteFunc(b.queue, func(q *scriptCall) bool { return q == c })
 				b.mu.Unlock()
-				return nil, ctx.Err()
+				return nil, time.Time{}, ctx.Err()
 			}
 			b.mu.Unlock()
 			done = nil // sent, or about to lead: wait for it (bounded by the batch timeout)
@@ -107,7 +115,7 @@ func (b *batcher) run(ctx context.Context, o op, now string, args ...any) (any, 
 		c.lead = false
 		b.mu.Unlock()
 		if !lead {
-			return c.res, c.err
+			return c.res, c.sent, c.err
 		}
 		b.send()
 	}
@@ -123,8 +131,10 @@ func (b *batcher) send() {
 	n := batchLen(b.queue)
 	batch := slices.Clone(b.queue[:n])
 	b.queue = slices.Delete(b.queue, 0, n)
+	sent := time.Now()
 	for _, c := range batch {
 		c.queued = false
+		c.sent = sent
 	}
 	b.mu.Unlock()
 

@@ -21,8 +21,9 @@ type reserveOutcome struct {
 	job  *backend.Job
 	more bool // a watched tube still has a ready job
 	soon bool
-	next int64 // ms when the answer may change by itself; -1: only a publish can change it
-	now  int64 // the script's now, ms
+	next int64     // ms when the answer may change by itself; -1: only a publish can change it
+	now  int64     // the script's now, ms
+	sent time.Time // when the script was sent: it ran after this, here
 }
 
 // Reserve reserves the best ready job of p.Tubes for p.Session, waiting as the contract says:
@@ -86,7 +87,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		if safety == nil {
 			safety = time.NewTicker(b.safetyPoll)
 		}
-		due.arm(b, out.next, out.now)
+		due.arm(b, out.next, out.now, out.sent)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -117,7 +118,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 	for _, t := range p.Tubes {
 		args = append(args, t)
 	}
-	res, err := b.call(ctx, opReserve, args...)
+	res, sent, err := b.callSent(ctx, opReserve, args...)
 	if err != nil {
 		return reserveOutcome{}, err
 	}
@@ -129,7 +130,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 	case 2:
 		return reserveOutcome{soon: true}, r.err
 	}
-	return reserveOutcome{next: r.int(1), now: r.int(2)}, r.err
+	return reserveOutcome{next: r.int(1), now: r.int(2), sent: sent}, r.err
 }
 
 // after returns a channel closed once d has passed on the backend's clock, and its stop func.
@@ -153,7 +154,12 @@ type dueTimer struct {
 	cancel func()
 }
 
-func (t *dueTimer) arm(b *Backend, next, now int64) {
+// Without an injected clock the wait is next − now (Redis's clock) counted from when the script
+// was sent, not from when its reply came back: the script ran after it was sent, and its reply
+// may come back much later than it ran (with one batch in flight, a waiter's reply comes with
+// a batch of the others that were woken with it; counting from the reply made every due timer
+// that much late, and a delayed job's lateness with it).
+func (t *dueTimer) arm(b *Backend, next, now int64, sent time.Time) {
 	if next < 0 {
 		t.clearAndStop()
 		return
@@ -166,7 +172,7 @@ func (t *dueTimer) arm(b *Backend, next, now int64) {
 	if b.opts.Clock != nil {
 		d = time.UnixMilli(next).Sub(b.opts.Clock.Now())
 	} else {
-		d = time.Duration(next-now) * time.Millisecond
+		d = time.Until(sent.Add(time.Duration(next-now) * time.Millisecond))
 	}
 	t.at = next
 	t.ch, t.cancel = b.after(max(d, 0))
