@@ -84,9 +84,6 @@ func (c *conn) waitReserve(params backend.ReserveParams, timeout time.Duration) 
 	return job, err
 }
 
-// aLongTimeAgo is a read deadline that has passed: setting it ends a socket wait at once.
-var aLongTimeAgo = time.Unix(1, 0)
-
 // sendReserved answers RESERVED at once, from a waiting reserve: the wake-up latency is what
 // waiting workers feel.
 func (c *conn) sendReserved(job *backend.Job) {

@@ -33,6 +33,9 @@ func (c *conn) startReserve(rs backend.ReserveStarter, params backend.ReservePar
 	return job, answered, err
 }
 
+// aLongTimeAgo is a read deadline that has passed: setting it ends a socket wait at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
 // waitingReserve hands a waiting reserve's outcome from the goroutine that decides it to the
 // connection. It is reused by the connection's successive waits.
 type waitingReserve struct {
