@@ -1,9 +1,11 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +28,15 @@ func TestShutdownEndsWaitingReserves(t *testing.T) {
 		require.NoError(t, err)
 		conns = append(conns, nc)
 	}
-	time.Sleep(100 * time.Millisecond) // both are waiting
+	probe, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer probe.Close()
+	pr := bufio.NewReader(probe)
+	require.Eventually(t, func() bool {
+		_, err := io.WriteString(probe, "stats\r\n")
+		require.NoError(t, err)
+		return strings.Contains(readStats(t, pr), "\ncurrent-waiting: 2\n")
+	}, 10*time.Second, 5*time.Millisecond, "both reserves must be waiting before the shutdown")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	require.NoError(t, srv.Shutdown(ctx), "connections must end before the shutdown limit")
