@@ -14,12 +14,7 @@ import (
 // fails (here: a name the library does not have) answers an error and the others still run,
 // false (peek of a missing job) comes back as nil, and an operation's own now is used.
 func TestBatchRepliesPerOperation(t *testing.T) {
-	requireRedis(t)
-	prefix := fmt.Sprintf("bgtest-batch-%d", time.Now().UnixNano())
-	t.Cleanup(func() { deleteNamespace(redisURL(), prefix) })
-	b, err := New(context.Background(), Options{URL: redisURL(), Prefix: prefix, CommandTimeout: 5 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Close() })
+	b := newInternalBackend(t, "batch")
 	ctx := context.Background()
 
 	put := func(now string) []any { return []any{"put", now, 5, "default", "0", "0", "60000", "body"} }
@@ -43,4 +38,17 @@ func TestBatchRepliesPerOperation(t *testing.T) {
 	created, err := b.client.HGet(ctx, b.base+":j:"+padID(uint64(first+1)), "c").Result()
 	require.NoError(t, err)
 	require.Equal(t, "1000", created, "the operation's own now")
+}
+
+// newInternalBackend opens a Backend on the test Redis under a fresh namespace named for what,
+// deleted when the test ends (requireRedis fails rather than skips under CI=true).
+func newInternalBackend(t *testing.T, what string) *Backend {
+	t.Helper()
+	requireRedis(t)
+	prefix := fmt.Sprintf("bgtest-%s-%d", what, time.Now().UnixNano())
+	t.Cleanup(func() { deleteNamespace(redisURL(), prefix) })
+	b, err := New(context.Background(), Options{URL: redisURL(), Prefix: prefix, CommandTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	return b
 }

@@ -17,12 +17,7 @@ import (
 // call that already leads would be lost, and with both lost later calls wait with nobody to
 // send them until they time out.
 func TestBatchSlotsAreNeverLost(t *testing.T) {
-	requireRedis(t)
-	prefix := fmt.Sprintf("bgtest-slots-%d", time.Now().UnixNano())
-	t.Cleanup(func() { deleteNamespace(redisURL(), prefix) })
-	b, err := New(context.Background(), Options{URL: redisURL(), Prefix: prefix, CommandTimeout: 5 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Close() })
+	b := newInternalBackend(t, "slots")
 	b.batch.beforeSend = func() { time.Sleep(200 * time.Microsecond) }
 	b.batch.maxInFlight = 2 // the lost slot needs two leaders; before any call, so no race
 

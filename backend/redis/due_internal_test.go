@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 )
@@ -27,14 +26,7 @@ func TestDueTimerCountsFromWhenTheScriptWasSent(t *testing.T) {
 
 // runSent reports when the call's batch was sent: before its reply came back.
 func TestRunSentReportsWhenTheBatchWasSent(t *testing.T) {
-	requireRedis(t)
-	prefix := fmt.Sprintf("bgtest-sent-%d", time.Now().UnixNano())
-	t.Cleanup(func() { deleteNamespace(redisURL(), prefix) })
-	b, err := New(context.Background(), Options{URL: redisURL(), Prefix: prefix, CommandTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := newInternalBackend(t, "sent")
 	before := time.Now()
 	_, sent, err := b.callSent(context.Background(), opStats)
 	after := time.Now()
