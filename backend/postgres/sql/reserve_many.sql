@@ -64,8 +64,10 @@ FROM reserved
 WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
 UNION ALL
 SELECT u.session, NULL, NULL, NULL, NULL, {{now}},
-    (SELECT min(j.due_at) FROM {{schema}}.jobs j
-     WHERE j.state = 3 AND j.reserved_by = u.session AND j.due_at > {{now}}),
+    -- FILTER, not a WHERE on due_at: a generic plan may otherwise take min() from jobs_reserved_due
+    -- in deadline order, filtering on the session: a scan of every session's reservations.
+    (SELECT min(j.due_at) FILTER (WHERE j.due_at > {{now}}) FROM {{schema}}.jobs j
+     WHERE j.state = 3 AND j.reserved_by = u.session),
     (SELECT min(at) FROM (
         SELECT (SELECT min(j.due_at) FROM {{schema}}.jobs j
                 WHERE j.state = 2 AND j.tube = w.name AND j.due_at > {{now}}) AS at
