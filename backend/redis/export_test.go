@@ -15,6 +15,7 @@ var (
 	RedisURL        = redisURL
 	RequireRedis    = requireRedis
 	DeleteNamespace = deleteNamespace
+	TestClient      = testClient
 )
 
 // SetSafetyPoll changes how long b's waiting reserves trust their notifications, so that a
@@ -29,12 +30,21 @@ func redisURL() string {
 	return "redis://127.0.0.1:6379/0"
 }
 
+// testClient is a plain go-redis client of the server at url, for a test to look at or clean
+// up its keys; the caller closes it.
+func testClient(url string) (*goredis.Client, error) {
+	opts, err := goredis.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	return goredis.NewClient(opts), nil
+}
+
 // requireRedis skips (or fails in CI) when the shared Redis cannot be reached.
 func requireRedis(t testing.TB) {
 	t.Helper()
-	opts, err := goredis.ParseURL(redisURL())
+	c, err := testClient(redisURL())
 	require.NoError(t, err)
-	c := goredis.NewClient(opts)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -48,11 +58,10 @@ func requireRedis(t testing.TB) {
 
 // deleteNamespace removes every key of a namespace (never FLUSHDB: the server is shared).
 func deleteNamespace(url, prefix string) {
-	opts, err := goredis.ParseURL(url)
+	c, err := testClient(url)
 	if err != nil {
 		return
 	}
-	c := goredis.NewClient(opts)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

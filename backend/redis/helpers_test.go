@@ -18,6 +18,7 @@ var (
 	redisURL        = beanredis.RedisURL
 	requireRedis    = beanredis.RequireRedis
 	deleteNamespace = beanredis.DeleteNamespace
+	testClient      = beanredis.TestClient
 )
 
 // newPrefix is a fresh namespace whose keys are deleted when the test ends.

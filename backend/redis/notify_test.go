@@ -12,11 +12,11 @@ import (
 	beanredis "github.com/beangate/beangate/backend/redis"
 )
 
+// adminClient is a client of the shared Redis, closed when the test ends.
 func adminClient(t *testing.T) *goredis.Client {
 	t.Helper()
-	opts, err := goredis.ParseURL(redisURL())
+	c, err := testClient(redisURL())
 	require.NoError(t, err)
-	c := goredis.NewClient(opts)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
