@@ -85,6 +85,9 @@ func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult,
 		delIDs              []int64
 		delSessions         []string
 	)
+	// A deleted job comes back as (id, session), which finds its caller: a session deletes a job
+	// once per batch (it waits for each reply).
+	delAt := map[deletion]int{}
 	for i, it := range items {
 		if p := it.put; p != nil {
 			putAt = append(putAt, i)
@@ -92,13 +95,6 @@ func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult,
 			bodies = append(bodies, p.body)
 		} else {
 			delIDs, delSessions = append(delIDs, int64(it.del.id)), append(delSessions, string(it.del.session))
-		}
-	}
-	// A deleted job comes back as (id, session), which finds its caller: a session deletes a job
-	// once per batch (it waits for each reply).
-	delAt := make(map[deletion]int, len(delIDs))
-	for i, it := range items {
-		if it.del != nil {
 			delAt[deletion{int64(it.del.id), string(it.del.session)}] = i
 		}
 	}
