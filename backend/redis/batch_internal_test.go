@@ -2,9 +2,7 @@ package redis
 
 import (
 	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -14,7 +12,7 @@ import (
 // fails (here: a name the library does not have) answers an error and the others still run,
 // false (peek of a missing job) comes back as nil, and an operation's own now is used.
 func TestBatchRepliesPerOperation(t *testing.T) {
-	b := newInternalBackend(t, "batch")
+	b := newInternalBackend(t)
 	ctx := context.Background()
 
 	put := func(now string) []any { return []any{"put", now, 5, "default", "0", "0", "60000", "body"} }
@@ -40,15 +38,9 @@ func TestBatchRepliesPerOperation(t *testing.T) {
 	require.Equal(t, "1000", created, "the operation's own now")
 }
 
-// newInternalBackend opens a Backend on the test Redis under a fresh namespace named for what,
-// deleted when the test ends (requireRedis fails rather than skips under CI=true).
-func newInternalBackend(t *testing.T, what string) *Backend {
+// newInternalBackend opens a Backend on the test Redis under a fresh namespace, deleted when
+// the test ends (requireRedis fails rather than skips under CI=true).
+func newInternalBackend(t *testing.T) *Backend {
 	t.Helper()
-	requireRedis(t)
-	prefix := fmt.Sprintf("bgtest-%s-%d", what, time.Now().UnixNano())
-	t.Cleanup(func() { deleteNamespace(redisURL(), prefix) })
-	b, err := New(context.Background(), Options{URL: redisURL(), Prefix: prefix, CommandTimeout: 5 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Close() })
-	return b
+	return newTestBackend(t, newPrefix(t), nil, 0)
 }

@@ -17,7 +17,7 @@ import (
 // call that already leads would be lost, and with both lost later calls wait with nobody to
 // send them until they time out.
 func TestBatchSlotsAreNeverLost(t *testing.T) {
-	b := newInternalBackend(t, "slots")
+	b := newInternalBackend(t)
 	b.batch.beforeSend = func() { time.Sleep(200 * time.Microsecond) }
 	b.batch.maxInFlight = 2 // the lost slot needs two leaders; before any call, so no race
 

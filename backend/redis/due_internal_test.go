@@ -26,7 +26,7 @@ func TestDueTimerCountsFromWhenTheScriptWasSent(t *testing.T) {
 
 // runSent reports when the call's batch was sent: before its reply came back.
 func TestRunSentReportsWhenTheBatchWasSent(t *testing.T) {
-	b := newInternalBackend(t, "sent")
+	b := newInternalBackend(t)
 	before := time.Now()
 	_, sent, err := b.callSent(context.Background(), opStats)
 	after := time.Now()

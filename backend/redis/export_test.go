@@ -2,20 +2,25 @@ package redis
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"testing"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/backend"
 )
 
 // For the tests of package redis_test (helpers_test.go), and for this package's own.
 var (
-	RedisURL        = redisURL
-	RequireRedis    = requireRedis
-	DeleteNamespace = deleteNamespace
-	TestClient      = testClient
+	RedisURL       = redisURL
+	RequireRedis   = requireRedis
+	TestClient     = testClient
+	NewPrefix      = newPrefix
+	NewTestBackend = newTestBackend
 )
 
 // SetSafetyPoll changes how long b's waiting reserves trust their notifications, so that a
@@ -75,4 +80,27 @@ func deleteNamespace(url, prefix string) {
 		c.Unlink(ctx, keys[:n]...)
 		keys = keys[n:]
 	}
+}
+
+// newPrefix is a fresh namespace whose keys are deleted when the test ends.
+func newPrefix(t testing.TB) string {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	prefix := "bgtest-" + hex.EncodeToString(b[:])
+	t.Cleanup(func() { deleteNamespace(redisURL(), prefix) })
+	return prefix
+}
+
+// newTestBackend opens a Backend on the shared Redis under prefix, closed when the test ends;
+// clock may be nil, lease 0 is the default.
+func newTestBackend(t testing.TB, prefix string, clock backend.Clock, lease time.Duration) *Backend {
+	t.Helper()
+	requireRedis(t)
+	b, err := New(context.Background(), Options{
+		URL: redisURL(), Prefix: prefix, Clock: clock, LeaseTTL: lease, CommandTimeout: 5 * time.Second,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	return b
 }
