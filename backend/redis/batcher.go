@@ -69,15 +69,10 @@ func newBatcher(client goredis.UniversalClient, lib *scripts, keys []string, bas
 	return &batcher{client: client, lib: lib, keys: keys, base: base, timeout: timeout, maxInFlight: maxInFlight}
 }
 
-// run queues a call and waits for its result or for ctx to end. A call already sent is always
-// waited for, so that a state change that happened is never lost.
-func (b *batcher) run(ctx context.Context, o op, now string, args ...any) (any, error) {
-	res, _, err := b.runSent(ctx, o, now, args...)
-	return res, err
-}
-
-// runSent is run that also returns when the call's batch was sent (zero if it was not): the
-// operation ran after that, however long its reply then took to come back.
+// runSent queues a call and waits for its result or for ctx to end. A call already sent is
+// always waited for, so that a state change that happened is never lost. It also returns when
+// the call's batch was sent (zero if it was not): the operation ran after that, however long
+// its reply then took to come back.
 func (b *batcher) runSent(ctx context.Context, o op, now string, args ...any) (any, time.Time, error) {
 	c := &scriptCall{ctx: ctx, op: o, now: now, args: args, bytes: argsSize(args), wake: make(chan struct{}, 2)}
 	b.mu.Lock()
