@@ -182,7 +182,7 @@ func signal(ch chan struct{}) {
 // not run, is sent once more. Calls whose caller already gave up are not sent: nobody would
 // hear of them.
 func (b *batcher) exec(batch []*scriptCall) {
-	live := batch[:0:0]
+	live := batch[:0] // batch is the leader's own copy (see send): filtered in place
 	for _, c := range batch {
 		if err := c.ctx.Err(); err != nil {
 			c.err = err
