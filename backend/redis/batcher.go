@@ -31,7 +31,7 @@ const (
 // goroutine, with no hand-off to another goroutine and back, and none waits for a timer.
 type batcher struct {
 	client      goredis.UniversalClient
-	lib         *scripts      // reloaded when Redis has lost it
+	sc          *scripts      // the library; reloaded when Redis has lost it
 	keys        []string      // KEYS of every call (the same for all: see Backend.keys)
 	base        string        // ARGV[1] of every call
 	timeout     time.Duration // bounds each batch
@@ -65,8 +65,8 @@ type scriptCall struct {
 	lead   bool // this call's goroutine must send the next batch
 }
 
-func newBatcher(client goredis.UniversalClient, lib *scripts, keys []string, base string, maxInFlight int, timeout time.Duration) *batcher {
-	return &batcher{client: client, lib: lib, keys: keys, base: base, timeout: timeout, maxInFlight: maxInFlight}
+func newBatcher(client goredis.UniversalClient, sc *scripts, keys []string, base string, maxInFlight int, timeout time.Duration) *batcher {
+	return &batcher{client: client, sc: sc, keys: keys, base: base, timeout: timeout, maxInFlight: maxInFlight}
 }
 
 // runSent queues a call and waits for its result or for ctx to end. A call already sent is
@@ -198,7 +198,7 @@ func (b *batcher) exec(batch []*scriptCall) {
 	defer cancel()
 	err := b.fcall(ctx, live)
 	if isFunctionNotFound(err) {
-		if err = b.lib.load(ctx, b.client); err == nil {
+		if err = b.sc.load(ctx, b.client); err == nil {
 			err = b.fcall(ctx, live)
 		}
 	}
@@ -227,7 +227,7 @@ func (b *batcher) fcall(ctx context.Context, calls []*scriptCall) error {
 		args = append(args, string(c.op), c.now, len(c.args))
 		args = append(args, c.args...)
 	}
-	res, err := b.client.FCall(ctx, b.lib.batch, b.keys, args...).Result()
+	res, err := b.client.FCall(ctx, b.sc.batch, b.keys, args...).Result()
 	if err != nil {
 		return err
 	}
@@ -256,7 +256,7 @@ func (b *batcher) fcallOne(ctx context.Context, c *scriptCall) error {
 	args := make([]any, 0, 2+len(c.args))
 	args = append(args, b.base, c.now)
 	args = append(args, c.args...)
-	res, err := b.client.FCall(ctx, b.lib.fns[c.op], b.keys, args...).Result()
+	res, err := b.client.FCall(ctx, b.sc.fns[c.op], b.keys, args...).Result()
 	if isFunctionNotFound(err) {
 		return err
 	}
