@@ -177,13 +177,19 @@ func (b *Backend) nowArg() string {
 	return strconv.FormatInt(b.opts.Clock.Now().UnixMilli(), 10)
 }
 
-// localNow is this process's idea of now, for timers.
-func (b *Backend) localNow() time.Time {
+// clock runs this process's timers (a waiting reserve's due time and timeout): the injected
+// Clock, else backend.SystemClock, whose timers fire on time to the kernel's timer slack. A
+// runtime timer (time.AfterFunc) fires up to a millisecond late while the process idles in the
+// runtime's poller, and a delayed job, a TTR expiry or a pause end with it.
+func (b *Backend) clock() backend.Clock {
 	if b.opts.Clock == nil {
-		return time.Now()
+		return backend.SystemClock{}
 	}
-	return b.opts.Clock.Now()
+	return b.opts.Clock
 }
+
+// localNow is this process's idea of now, for timers.
+func (b *Backend) localNow() time.Time { return b.clock().Now() }
 
 // call runs one operation through the batcher, bounded by CommandTimeout; args are its own
 // arguments (its ARGV[3..]). goredis.Nil (a script returning false) becomes

@@ -136,12 +136,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 // after returns a channel closed once d has passed on the backend's clock, and its stop func.
 func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
-	var t backend.Timer
-	if b.opts.Clock != nil {
-		t = b.opts.Clock.AfterFunc(d, func() { close(ch) })
-	} else {
-		t = time.AfterFunc(d, func() { close(ch) })
-	}
+	t := b.clock().AfterFunc(d, func() { close(ch) })
 	return ch, func() { t.Stop() }
 }
 
