@@ -11,7 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -73,7 +73,8 @@ func New(opts Options) *Backend {
 		paused:    newIndexedHeap(byPauseEnd, setPauseIndex),
 		waiters:   newIndexedHeap(byWake, setWaiterIndex),
 	}
-	b.reclaim.collect = runtime.GC
+	b.reclaim.collect = debug.FreeOSMemory
+	b.reclaim.lock = &b.mu
 	b.tubeLocked(backend.DefaultTube)
 	return b
 }

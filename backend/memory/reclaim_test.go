@@ -42,8 +42,47 @@ func TestReclaimAfterABurstDrains(t *testing.T) {
 			for _, id := range ids[:tt.delete] {
 				require.NoError(t, be.Delete(ctx, "", id))
 			}
-			require.Eventually(t, func() bool { return !be.reclaim.running.Load() }, 10*time.Second, time.Millisecond)
+			require.Eventually(t, be.reclaim.idle, 10*time.Second, time.Millisecond)
 			require.Equal(t, tt.collections, collections.Load())
 		})
 	}
+}
+
+// A drain that goes on while a collection runs gets one more collection after it, so the
+// bodies deleted meanwhile do not stay in the heap.
+func TestReclaimCollectsAgainAfterADrainThatOutranTheCollection(t *testing.T) {
+	const mib = 1 << 20
+	ctx := context.Background()
+	be := New(Options{})
+	defer be.Close()
+	var collections atomic.Int32
+	release := make(chan struct{})
+	be.reclaim.collect = func() {
+		collections.Add(1)
+		<-release
+	}
+	body := make([]byte, mib)
+	ids := make([]uint64, 160)
+	for i := range ids {
+		id, err := be.Put(ctx, backend.PutParams{Tube: backend.DefaultTube, TTR: time.Minute, Body: body})
+		require.NoError(t, err)
+		ids[i] = id
+	}
+	for _, id := range ids[:120] { // a quarter left: the first collection starts, and waits
+		require.NoError(t, be.Delete(ctx, "", id))
+	}
+	require.Eventually(t, func() bool { return collections.Load() == 1 }, 10*time.Second, time.Millisecond)
+	for _, id := range ids[120:] { // drained while it runs
+		require.NoError(t, be.Delete(ctx, "", id))
+	}
+	close(release)
+	require.Eventually(t, be.reclaim.idle, 10*time.Second, time.Millisecond)
+	require.Equal(t, int32(2), collections.Load())
+}
+
+// idle reports whether no collection is under way.
+func (r *reclaimer) idle() bool {
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	return !r.running
 }
