@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -11,20 +13,27 @@ import (
 // unreachable); whether it was committed is unknown, as with any timed-out command.
 var errBatchTimeout = errors.New("not answered within the command timeout")
 
-// batcher groups the calls that arrive while earlier ones are being written into one statement,
-// one transaction and one WAL flush (group commit). Under no load a call runs at once; under load
-// the queue that builds up during a commit becomes the next batch.
+// batcher groups the calls that arrive while an earlier batch is in flight into one statement,
+// one transaction and one WAL flush (group commit); one batch is in flight at a time. A call that
+// finds nothing in flight runs at once, on its caller's goroutine: no hand-over to another
+// goroutine and back, which costs two wake-ups per call when calls come one at a time. The calls
+// that queue up meanwhile become the next batch, run by a goroutine started for them, which goes
+// on with the batch after that until the queue is empty.
 type batcher[T, R any] struct {
-	calls   chan *call[T, R] // its capacity is the largest batch
 	exec    func(ctx context.Context, items []T) ([]R, error)
+	max     int           // the largest batch
 	timeout time.Duration // a caller waits at most this long, queueing included
 	stop    <-chan struct{}
 	// abandoned, if set, receives the results that were committed for callers that had already
 	// given up (to undo them: a reservation nobody will hear of).
 	abandoned func(item T, res R)
+
+	mu       sync.Mutex
+	queue    []*call[T, R]
+	inFlight bool // a batch is being executed; queued calls wait for the next one
 }
 
-// States of a call: the worker delivers it or finds its caller gone, whichever is first.
+// States of a call: the batch delivers it or finds its caller gone, whichever is first.
 const (
 	callPending int32 = iota
 	callDelivered
@@ -39,31 +48,47 @@ type call[T, R any] struct {
 	done  chan struct{}
 }
 
-// newBatcher starts workers goroutines, each executing batches of at most max items, until stop
-// closes. exec returns one result per item, in order, or an error for the whole batch.
-func newBatcher[T, R any](exec func(context.Context, []T) ([]R, error), abandoned func(T, R), max, workers int, timeout time.Duration, stop <-chan struct{}) *batcher[T, R] {
-	b := &batcher[T, R]{calls: make(chan *call[T, R], max), exec: exec, abandoned: abandoned, timeout: timeout, stop: stop}
-	for range workers {
-		go b.work()
-	}
-	return b
+// newBatcher returns a batcher executing batches of at most max items until stop closes. exec
+// returns one result per item, in order, or an error for the whole batch.
+func newBatcher[T, R any](exec func(context.Context, []T) ([]R, error), abandoned func(T, R), max int, timeout time.Duration, stop <-chan struct{}) *batcher[T, R] {
+	return &batcher[T, R]{exec: exec, abandoned: abandoned, max: max, timeout: timeout, stop: stop}
 }
 
-// do queues item and waits for its result. A caller giving up (ctx, timeout, Close) does not
-// withdraw the item: like any command cut off mid-flight, it may still be committed (and is then
-// passed to abandoned). A result the worker delivered before the caller gave up is returned.
+// do runs item in a batch and waits for its result. A caller giving up (ctx, timeout, Close)
+// while its item is queued does not withdraw it: like any command cut off mid-flight, it may
+// still be committed (and is then passed to abandoned). A result delivered before the caller gave
+// up is returned. A call that finds no batch in flight runs its batch itself and is answered as
+// if it had been queued: a caller whose ctx ended meanwhile gets that error.
 func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 	var zero R
+	select {
+	case <-b.stop:
+		return zero, errClosed
+	default:
+	}
+	if ctx.Err() != nil {
+		return zero, context.Cause(ctx)
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errBatchTimeout)
 	defer cancel()
 	c := &call[T, R]{item: item, done: make(chan struct{})}
-	select {
-	case b.calls <- c:
-	case <-ctx.Done():
-		return zero, context.Cause(ctx)
-	case <-b.stop:
-		return zero, errClosed
+	b.mu.Lock()
+	if !b.inFlight {
+		b.inFlight = true
+		b.mu.Unlock()
+		b.execute([]*call[T, R]{c})
+		b.next()
+		if ctx.Err() != nil { // gone meanwhile, as if it had been queued
+			if c.err == nil && b.abandoned != nil {
+				b.abandoned(c.item, c.res)
+			}
+			return zero, context.Cause(ctx)
+		}
+		return c.res, c.err
 	}
+	b.queue = append(b.queue, c)
+	b.mu.Unlock()
+
 	var err error
 	select {
 	case <-c.done:
@@ -80,54 +105,51 @@ func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 	return c.res, c.err
 }
 
-func (b *batcher[T, R]) work() {
+// next ends the batch in flight: the calls queued meanwhile go to a goroutine of their own.
+func (b *batcher[T, R]) next() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.queue) == 0 {
+		b.inFlight = false
+		return
+	}
+	go b.drain()
+}
+
+// drain executes the queued calls, a batch at a time, until none is left.
+func (b *batcher[T, R]) drain() {
 	for {
-		var first *call[T, R]
-		select {
-		case first = <-b.calls:
-		case <-b.stop:
-			b.failQueued()
+		b.mu.Lock()
+		if len(b.queue) == 0 {
+			b.inFlight = false
+			b.mu.Unlock()
 			return
 		}
-		batch := []*call[T, R]{first}
-	fill:
-		for len(batch) < cap(b.calls) {
-			select {
-			case c := <-b.calls:
-				batch = append(batch, c)
-			default:
-				break fill
-			}
-		}
-		items := make([]T, len(batch))
-		for i, c := range batch {
-			items[i] = c.item
-		}
-		res, err := b.exec(context.Background(), items)
-		for i, c := range batch {
-			if err != nil {
-				c.err = err
-			} else {
-				c.res = res[i]
-			}
-			if !c.state.CompareAndSwap(callPending, callDelivered) && err == nil && b.abandoned != nil {
-				b.abandoned(c.item, c.res)
-			}
-			close(c.done)
-		}
+		n := min(len(b.queue), b.max)
+		batch := slices.Clone(b.queue[:n])
+		b.queue = append(b.queue[:0], b.queue[n:]...)
+		b.mu.Unlock()
+		b.execute(batch)
 	}
 }
 
-// failQueued answers the calls still queued at Close.
-func (b *batcher[T, R]) failQueued() {
-	for {
-		select {
-		case c := <-b.calls:
-			c.err = errClosed
-			c.state.CompareAndSwap(callPending, callDelivered)
-			close(c.done)
-		default:
-			return
+// execute runs one batch and delivers every call's result. A batch runs to its end even after
+// Close (exec fails at once then) or after its callers gave up.
+func (b *batcher[T, R]) execute(batch []*call[T, R]) {
+	items := make([]T, len(batch))
+	for i, c := range batch {
+		items[i] = c.item
+	}
+	res, err := b.exec(context.Background(), items)
+	for i, c := range batch {
+		if err != nil {
+			c.err = err
+		} else {
+			c.res = res[i]
 		}
+		if !c.state.CompareAndSwap(callPending, callDelivered) && err == nil && b.abandoned != nil {
+			b.abandoned(c.item, c.res)
+		}
+		close(c.done)
 	}
 }

@@ -90,10 +90,10 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		}
 	}
 	// One writer: concurrent write batches would only queue on the same tube and counter rows.
-	b.writes = newBatcher(b.execWrites, nil, 1000, 1, opts.CommandTimeout, b.stop)
+	b.writes = newBatcher(b.execWrites, nil, 1000, opts.CommandTimeout, b.stop)
 	// One reserver: the reserves arriving together are answered by one statement per watch list,
 	// all in one round trip and one (asynchronous) commit.
-	b.reserves = newBatcher(b.execReserves, b.unreserve, 1000, 1, opts.CommandTimeout, b.stop)
+	b.reserves = newBatcher(b.execReserves, b.unreserve, 1000, opts.CommandTimeout, b.stop)
 	b.leases = newLeases()
 	listening := make(chan struct{})
 	b.wg.Add(2)
