@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -54,6 +55,7 @@ const batchesInFlight = 1
 type Backend struct {
 	opts       Options
 	safetyPoll time.Duration // safetyPoll, except in tests that must see a lost wake-up
+	dropPub    atomic.Bool   // tests: every publish is lost
 	client     *goredis.Client
 	ownClient  bool
 	base       string   // "{prefix}"

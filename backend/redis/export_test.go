@@ -27,6 +27,10 @@ var (
 // test can make a lost wake-up wait far longer than the test may take.
 func SetSafetyPoll(b *Backend, d time.Duration) { b.safetyPoll = d }
 
+// DropPublishes makes b ignore every publish, so that a test sees what due times and the
+// wake-ups waiters pass on deliver by themselves.
+func DropPublishes(b *Backend) { b.dropPub.Store(true) }
+
 // redisURL is the shared test server; tests only touch keys under their own random prefix.
 func redisURL() string {
 	if u := os.Getenv("REDIS_URL"); u != "" {

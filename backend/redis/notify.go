@@ -1,8 +1,10 @@
 package redis
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -15,10 +17,19 @@ import (
 // the script for it (a thundering herd: with 25 waiters a tube, 25 scripts per put). The hint
 // is passed on whenever it may not have been used up: a reserve that got a job while jobs
 // remain wakes another waiter, and a waiter leaving with a wake-up unread hands it over.
+//
+// Due times (a delayed job due, a reservation expiring, a pause ending: the next time the
+// reserve script reported) wake the same way: the waiters due at one time share one timer (a
+// dueSlot), which wakes one waiter per tube, not all of them; more are woken as above if the
+// one woken finds jobs left. The others become idle: they no longer know their tubes' next due
+// time, and rely on a waiter of each of their tubes that does (it is woken or armed, and re-arms
+// after its try). A waiter that leaves hands that duty to an idle one when no waiter of a tube
+// is left that is not idle, so no due time goes unwatched (handOffLocked).
 type waiters struct {
 	mu        sync.Mutex
 	byTube    map[string]map[*waiter]struct{}
 	bySession map[backend.SessionID]*waiter
+	due       map[int64]*dueSlot // by due time (ms)
 }
 
 type waiter struct {
@@ -26,10 +37,25 @@ type waiter struct {
 	tubes   []string
 	ch      chan struct{} // capacity 1: wake-ups coalesce while the waiter is busy
 	ended   atomic.Bool   // its session was ended here: the reserve must give up
+
+	// Guarded by waiters.mu.
+	slot *dueSlot // the due time it is armed for, if any
+	idle bool     // a due time it was armed for woke another waiter of its tubes instead
+}
+
+// dueSlot is the timer of every waiter of this process armed for one due time.
+type dueSlot struct {
+	at      int64 // ms, the reserve script's clock
+	timer   backend.Timer
+	waiters map[*waiter]bool // true: the time is the waiter's own (its DEADLINE_SOON): wake it
 }
 
 func newWaiters() *waiters {
-	return &waiters{byTube: map[string]map[*waiter]struct{}{}, bySession: map[backend.SessionID]*waiter{}}
+	return &waiters{
+		byTube:    map[string]map[*waiter]struct{}{},
+		bySession: map[backend.SessionID]*waiter{},
+		due:       map[int64]*dueSlot{},
+	}
 }
 
 func (ws *waiters) add(s backend.SessionID, tubes []string) *waiter {
@@ -51,6 +77,7 @@ func (ws *waiters) add(s backend.SessionID, tubes []string) *waiter {
 func (ws *waiters) remove(w *waiter) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	ws.disarmLocked(w)
 	if ws.bySession[w.session] == w {
 		delete(ws.bySession, w.session)
 	}
@@ -60,9 +87,102 @@ func (ws *waiters) remove(w *waiter) {
 			delete(ws.byTube, t)
 		}
 	}
-	if len(w.ch) > 0 && !w.ended.Load() { // woken, but gone without trying again
-		for _, t := range w.tubes {
+	unread := len(w.ch) > 0 && !w.ended.Load() // woken, but gone without trying again
+	for _, t := range w.tubes {
+		if unread {
 			ws.wakeOneLocked(t)
+		}
+		if !w.idle {
+			ws.handOffLocked(t)
+		}
+	}
+}
+
+// handOffLocked wakes an idle waiter of tube when every waiter left of it is idle: one of them
+// must try again to learn the tube's next due time.
+func (ws *waiters) handOffLocked(tube string) {
+	var idle *waiter
+	for w := range ws.byTube[tube] {
+		if !w.idle {
+			return
+		}
+		idle = w
+	}
+	if idle != nil {
+		ws.signalLocked(idle)
+	}
+}
+
+// arm sets w to be woken at the due time at (ms; -1: none) the reserve script reported, which
+// is d from now on clock; own: at is w's own (its DEADLINE_SOON), not its tubes'. Waiters due at
+// the same time share one timer; arming again for the time it is armed for keeps it, so a fake
+// clock's pending timers stay stable while a reserve waits.
+func (ws *waiters) arm(w *waiter, at int64, own bool, d time.Duration, clock backend.Clock) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w.idle = false
+	if w.slot != nil && w.slot.at == at {
+		w.slot.waiters[w] = own
+		return
+	}
+	ws.disarmLocked(w)
+	if at < 0 {
+		return
+	}
+	s := ws.due[at]
+	if s == nil {
+		s = &dueSlot{at: at, waiters: map[*waiter]bool{}}
+		s.timer = clock.AfterFunc(max(d, 0), func() { ws.fire(s) })
+		ws.due[at] = s
+	}
+	s.waiters[w] = own
+	w.slot = s
+}
+
+// disarmLocked takes w out of its due slot, stopping the slot's timer when it was the last.
+func (ws *waiters) disarmLocked(w *waiter) {
+	s := w.slot
+	if s == nil {
+		return
+	}
+	w.slot = nil
+	delete(s.waiters, w)
+	if len(s.waiters) == 0 {
+		s.timer.Stop()
+		delete(ws.due, s.at)
+	}
+}
+
+// fire wakes, of the waiters due at s's time, each whose own time it is and then one waiter per
+// tube; the others become idle.
+func (ws *waiters) fire(s *dueSlot) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.due[s.at] != s {
+		return // disarmed while firing
+	}
+	delete(ws.due, s.at)
+	covered := map[string]bool{}
+	wake := func(w *waiter) {
+		ws.signalLocked(w)
+		for _, t := range w.tubes {
+			covered[t] = true
+		}
+	}
+	for w, own := range s.waiters {
+		w.slot = nil
+		if own {
+			wake(w)
+		}
+	}
+	for w, own := range s.waiters {
+		if own {
+			continue
+		}
+		if slices.ContainsFunc(w.tubes, func(t string) bool { return !covered[t] }) {
+			wake(w)
+		} else {
+			w.idle = true // its tubes are watched by those woken
 		}
 	}
 }
@@ -81,7 +201,7 @@ func (ws *waiters) wakeOne(tubes []string, self *waiter) {
 	for _, t := range tubes {
 		for w := range ws.byTube[t] {
 			if w != self && len(w.ch) == 0 {
-				w.signal()
+				ws.signalLocked(w)
 				break
 			}
 		}
@@ -93,7 +213,7 @@ func (ws *waiters) wakeOne(tubes []string, self *waiter) {
 func (ws *waiters) wakeOneLocked(tube string) {
 	for w := range ws.byTube[tube] {
 		if len(w.ch) == 0 {
-			w.signal()
+			ws.signalLocked(w)
 			return
 		}
 	}
@@ -105,7 +225,7 @@ func (ws *waiters) endSession(s backend.SessionID) {
 	defer ws.mu.Unlock()
 	if w := ws.bySession[s]; w != nil {
 		w.ended.Store(true)
-		w.signal()
+		ws.signalLocked(w)
 	}
 }
 
@@ -115,12 +235,14 @@ func (ws *waiters) wakeAll() {
 	defer ws.mu.Unlock()
 	for _, set := range ws.byTube {
 		for w := range set {
-			w.signal()
+			ws.signalLocked(w)
 		}
 	}
 }
 
-func (w *waiter) signal() {
+// signalLocked wakes w: it will try again, so it is no longer idle.
+func (ws *waiters) signalLocked(w *waiter) {
+	w.idle = false
 	select {
 	case w.ch <- struct{}{}:
 	default:
@@ -133,7 +255,9 @@ func (b *Backend) listen() {
 	for m := range b.pubsub.ChannelWithSubscriptions(goredis.WithChannelSize(1024)) {
 		switch m := m.(type) {
 		case *goredis.Message:
-			b.waiters.wake(m.Payload)
+			if !b.dropPub.Load() {
+				b.waiters.wake(m.Payload)
+			}
 		case *goredis.Subscription:
 			b.waiters.wakeAll() // (re)subscribed after a reconnect: publishes may be lost
 		}

@@ -164,3 +164,48 @@ func TestStaleWaitCountOfADroppedTube(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "ending the session must not recreate x's hash")
 }
+
+// Reserves waiting for the same due time are not all woken: one per tube is, and a reserve that
+// is not must still get a job due later. A reserve that leaves with the job it was woken for
+// hands the watch over the tube's due times to one that was passed over. Publishes are dropped
+// and the safety poll is off (an hour), so only due times and passed-on wake-ups deliver; a lost
+// one leaves a reserve waiting until its context ends.
+func TestDueTimesLoseNoWakeUp(t *testing.T) {
+	t.Parallel()
+	clock := backend.NewFakeClock(time.UnixMilli(1_700_000_000_000))
+	prefix := newPrefix(t)
+	b := newBackend(t, prefix, clock, time.Second)
+	beanredis.SetSafetyPoll(b, time.Hour)
+	beanredis.DropPublishes(b)
+	admin := adminClient(t)
+	ctx := context.Background()
+
+	// Two jobs due in 1 s, one in 2 s, one in 3 s; one reserve more than jobs.
+	due := []time.Duration{time.Second, time.Second, 2 * time.Second, 3 * time.Second}
+	for _, d := range due {
+		_, err := b.Put(ctx, backend.PutParams{Tube: "default", Delay: d, TTR: time.Minute, Body: []byte("x")})
+		require.NoError(t, err)
+	}
+	n := len(due) + 1
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	got := make(chan error, n)
+	for i := range n {
+		s := backend.SessionID("due." + string(rune('a'+i)))
+		require.NoError(t, b.BeginSession(ctx, s))
+		go func() {
+			_, err := b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}, Timeout: -1})
+			got <- err
+		}()
+	}
+	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "default") == int64(n) },
+		5*time.Second, 5*time.Millisecond)
+	for _, jobs := range []int{2, 1, 1} {
+		clock.Advance(time.Second)
+		for range jobs {
+			require.NoError(t, <-got, "a wake-up was lost: a reserve waited until its context ended")
+		}
+	}
+	cancel()
+	require.ErrorIs(t, <-got, context.Canceled, "the reserve left over had no job to get")
+}

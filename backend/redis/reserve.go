@@ -22,13 +22,15 @@ type reserveOutcome struct {
 	more bool // a watched tube still has a ready job
 	soon bool
 	next int64     // ms when the answer may change by itself; -1: only a publish can change it
+	own  bool      // next is the session's own (its DEADLINE_SOON margin), not its tubes'
 	now  int64     // the script's now, ms
 	sent time.Time // when the script was sent: it ran after this, here
 }
 
 // Reserve reserves the best ready job of p.Tubes for p.Session, waiting as the contract says:
-// it re-runs the reserve script whenever a watched tube is published, the next due time the
-// script reported arrives, or the safety poll ticks.
+// it re-runs the reserve script whenever it is woken (a watched tube was published, the next
+// due time the script reported arrived, or another waiter passed a wake-up on: see waiters) or
+// the safety poll ticks.
 func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
 	w := b.waiters.add(p.Session, p.Tubes) // before the first try, so no publish after it is missed
 	defer b.waiters.remove(w)
@@ -36,13 +38,11 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 	start := b.localNow()
 	var (
 		timeout <-chan struct{}
-		due     dueTimer
 		safety  *time.Ticker
 		final   bool
 		counted bool // the last try counted this reserve as waiting (see notify in lib.lua)
 	)
 	defer func() {
-		due.clearAndStop()
 		if safety != nil {
 			safety.Stop()
 		}
@@ -87,15 +87,13 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		if safety == nil {
 			safety = time.NewTicker(b.safetyPoll)
 		}
-		due.arm(b, out.next, out.now, out.sent)
+		b.waiters.arm(w, out.next, out.own, b.dueIn(out), b.clock())
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-b.stop:
 			return nil, errClosed
-		case <-w.ch:
-		case <-due.fired():
-			due.clear()
+		case <-w.ch: // a publish, a due time, or a wake-up passed on
 		case <-timeout:
 			final = true // one last look: DEADLINE_SOON or a job due right now beats TIMED_OUT
 		case <-safety.C:
@@ -130,7 +128,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 	case 2:
 		return reserveOutcome{soon: true}, r.err
 	}
-	return reserveOutcome{next: r.int(1), now: r.int(2), sent: sent}, r.err
+	return reserveOutcome{next: r.int(1), now: r.int(2), own: r.int(3) == 1, sent: sent}, r.err
 }
 
 // after returns a channel closed once d has passed on the backend's clock, and its stop func.
@@ -140,46 +138,14 @@ func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
 	return ch, func() { t.Stop() }
 }
 
-// dueTimer wakes a waiting reserve at the next due time the reserve script reported. It is
-// re-armed only when that time changes or after it fired, so a fake clock's pending timers stay
-// stable while a reserve waits.
-type dueTimer struct {
-	at     int64 // ms; 0: not armed
-	ch     <-chan struct{}
-	cancel func()
-}
-
-// Without an injected clock the wait is next − now (Redis's clock) counted from when the script
-// was sent, not from when its reply came back: the script ran after it was sent, and its reply
-// may come back much later than it ran (with one batch in flight, a waiter's reply comes with
-// a batch of the others that were woken with it; counting from the reply made every due timer
-// that much late, and a delayed job's lateness with it).
-func (t *dueTimer) arm(b *Backend, next, now int64, sent time.Time) {
-	if next < 0 {
-		t.clearAndStop()
-		return
-	}
-	if t.ch != nil && t.at == next {
-		return
-	}
-	t.clearAndStop()
-	var d time.Duration
+// dueIn is how long from now the reserve's next due time (out.next) is. Without an injected
+// clock it is next − now (Redis's clock) counted from when the script was sent, not from when
+// its reply came back: the script ran after it was sent, and its reply may come back much later
+// than it ran (with one batch in flight, a waiter's reply comes with a batch of others; counting
+// from the reply made every due time that much late, and a delayed job's lateness with it).
+func (b *Backend) dueIn(out reserveOutcome) time.Duration {
 	if b.opts.Clock != nil {
-		d = time.UnixMilli(next).Sub(b.opts.Clock.Now())
-	} else {
-		d = time.Until(sent.Add(time.Duration(next-now) * time.Millisecond))
+		return time.UnixMilli(out.next).Sub(b.opts.Clock.Now())
 	}
-	t.at = next
-	t.ch, t.cancel = b.after(max(d, 0))
-}
-
-func (t *dueTimer) fired() <-chan struct{} { return t.ch } // nil (never ready) when not armed
-
-func (t *dueTimer) clear() { t.ch, t.cancel, t.at = nil, nil, 0 }
-
-func (t *dueTimer) clearAndStop() {
-	if t.cancel != nil {
-		t.cancel()
-	}
-	t.clear()
+	return time.Until(out.sent.Add(time.Duration(out.next-out.now) * time.Millisecond))
 }

@@ -10,10 +10,12 @@
 --                                              ready job (so another waiter may be woken)
 --         {2}                                  deadline soon: nothing reservable and one of the
 --                                              session's reservations is within the margin
---         {0, next, now}                       nothing: next = the earliest time (ms) at which
+--         {0, next, now, own}                  nothing: next = the earliest time (ms) at which
 --                                              the answer may change without a publish (a
 --                                              delayed job due, a reservation expiring, a pause
---                                              ending, the session's margin starting), or -1
+--                                              ending, the session's margin starting), or -1;
+--                                              own = 1 if next is the session's margin (only
+--                                              this reserve must wake then), else 0
 local s, margin, mode = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local FIRST = 6
 if mode % 2 == 1 then unwait(s) end
@@ -45,9 +47,12 @@ if best then
   return {1, j[1], j[2], j[3], j[4], more}
 end
 
-local next = -1
-local function consider(v)
-  if v and (next < 0 or tonumber(v) < next) then next = tonumber(v) end
+local next, own = -1, 0
+local function consider(v, mine)
+  if v and (next < 0 or tonumber(v) < next) then
+    next = tonumber(v)
+    own = mine and 1 or 0
+  end
 end
 -- The session's own reservations past their deadline (in any tube) expire first.
 local first = redis.call('ZRANGE', ksres(s), 0, 0, 'WITHSCORES')
@@ -60,7 +65,7 @@ end
 if first[1] then
   local soon = tonumber(first[2]) - margin
   if soon <= NOW then return {2} end
-  consider(soon)
+  consider(soon, true)
 end
 for i = FIRST, #ARGV do
   local t = ARGV[i]
@@ -75,4 +80,4 @@ if mode >= 2 then
   for i = FIRST, #ARGV do tubes[#tubes + 1] = ARGV[i] end
   wait(s, tubes)
 end
-return {0, next, NOW}
+return {0, next, NOW, own}
