@@ -163,34 +163,47 @@ func (lr *lineReader) ReadLine() ([]byte, error) {
 }
 
 // ReadBody reads a put body of n bytes plus its two terminating bytes and reports whether those
-// were CR LF. The returned slice holds just the n body bytes. Bytes already buffered are copied
-// once; the rest is read from the source straight into the body.
+// were CR LF. The body is allocated at exactly n bytes (with the terminator, a 16 KiB body
+// would take the 18 KiB size class: 12 % more memory per job).
 func (lr *lineReader) ReadBody(n int) (body []byte, crlf bool, err error) {
-	buf := make([]byte, n+2)
-	got := copy(buf, lr.buf[lr.r:lr.w])
+	body = make([]byte, n)
+	if err := lr.readFull(body); err != nil {
+		return nil, false, err
+	}
+	var end [2]byte
+	if err := lr.readFull(end[:]); err != nil {
+		return nil, false, unexpectedEOF(err)
+	}
+	return body, end == [2]byte{'\r', '\n'}, nil
+}
+
+// readFull fills p. Bytes already buffered are copied once; a long rest is read from the source
+// straight into p, a short one through the buffer, which may also pick up what follows.
+func (lr *lineReader) readFull(p []byte) error {
+	got := copy(p, lr.buf[lr.r:lr.w])
 	lr.r += got
 	if lr.r == lr.w {
 		lr.release()
 	}
-	if got < len(buf) {
-		if len(buf)-got < lr.size/2 {
-			// A short tail: read through the buffer, which may also pick up what follows.
-			for got < len(buf) {
-				if err := lr.fill(); err != nil {
-					return nil, false, unexpectedEOF(err)
-				}
-				k := copy(buf[got:], lr.buf[lr.r:lr.w])
-				got += k
-				lr.r += k
-			}
-			if lr.r == lr.w {
-				lr.release()
-			}
-		} else if _, err := io.ReadFull(lr.src, buf[got:]); err != nil {
-			return nil, false, err
-		}
+	if got == len(p) {
+		return nil
 	}
-	return buf[:n:n], bytes.Equal(buf[n:], crlfBytes), nil
+	if len(p)-got >= lr.size/2 {
+		_, err := io.ReadFull(lr.src, p[got:])
+		return err
+	}
+	for got < len(p) {
+		if err := lr.fill(); err != nil {
+			return unexpectedEOF(err)
+		}
+		k := copy(p[got:], lr.buf[lr.r:lr.w])
+		got += k
+		lr.r += k
+	}
+	if lr.r == lr.w {
+		lr.release()
+	}
+	return nil
 }
 
 func unexpectedEOF(err error) error {
@@ -223,5 +236,3 @@ func (lr *lineReader) Discard(n int64) error {
 
 // Buffered reports how many received bytes are waiting to be parsed.
 func (lr *lineReader) Buffered() int { return lr.w - lr.r }
-
-var crlfBytes = []byte("\r\n")

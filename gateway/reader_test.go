@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -86,4 +87,32 @@ func TestLineLimitIsInclusiveOfCRLF(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "ok", string(line))
 	}
+}
+
+// bytesAllocatedPerBody measures the heap bytes ReadBody allocates for a body of n bytes that
+// arrives in one piece after its command line.
+func bytesAllocatedPerBody(t *testing.T, n int) uint64 {
+	const runs = 50
+	input := []byte("put\r\n" + strings.Repeat("b", n) + "\r\n")
+	readers := make([]*lineReader, runs)
+	for i := range readers {
+		readers[i] = newLineReader(&splitReader{parts: [][]byte{input[:5], input[5:]}}, 64)
+		_, err := readers[i].ReadLine()
+		require.NoError(t, err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, lr := range readers {
+		_, _, err := lr.ReadBody(n)
+		require.NoError(t, err)
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / runs
+}
+
+// A body is allocated at its own size, without its terminator: for 16 KiB that is the 16 KiB
+// size class, not the 18 KiB one.
+func TestReadBodyAllocatesTheBodyOnly(t *testing.T) {
+	const n = 16 << 10
+	require.LessOrEqual(t, bytesAllocatedPerBody(t, n), uint64(n+512))
 }
