@@ -12,11 +12,22 @@ import (
 // Here the script was sent an hour ago and found the next due time a minute after its now, so
 // it is due already; counted from now, it would be a minute away.
 func TestDueTimeCountsFromWhenTheScriptWasSent(t *testing.T) {
-	b := &Backend{} // no injected clock: Redis's now and this process's timers
-	const now = int64(1_000_000)
-	d := b.dueIn(reserveOutcome{next: now + time.Minute.Milliseconds(), now: now, sent: time.Now().Add(-time.Hour)})
+	b := &Backend{}                                   // no injected clock: Redis's now and this process's timers
+	const next = int64(1_000_000)                     // ms
+	now := (next - time.Minute.Milliseconds()) * 1000 // µs
+	d := b.dueIn(reserveOutcome{next: next, now: now, sent: time.Now().Add(-time.Hour)})
 	if d > 0 {
 		t.Fatalf("due in %v: counted from now, not from when the script was sent", d)
+	}
+}
+
+// The reserve script's now is in microseconds: a due time 1.5 ms after it is 1.5 ms (and the
+// guard) after the script was sent, not 2 ms, as a now cut to the millisecond made it.
+func TestDueTimeCountsFromTheMicrosecond(t *testing.T) {
+	sent := time.Unix(1000, 0)
+	out := reserveOutcome{next: 1_000_002, now: 1_000_000_500, sent: sent}
+	if got, want := out.dueAt(), sent.Add(1500*time.Microsecond+dueGuard); !got.Equal(want) {
+		t.Fatalf("due at %v, want %v", got, want)
 	}
 }
 

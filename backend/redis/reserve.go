@@ -23,7 +23,7 @@ type reserveOutcome struct {
 	soon bool
 	next int64     // ms when the answer may change by itself; -1: only a publish can change it
 	own  bool      // next is the session's own (its DEADLINE_SOON margin), not its tubes'
-	now  int64     // the script's now, ms
+	now  int64     // the script's now, µs
 	sent time.Time // when the script was sent: it ran after this, here
 }
 
@@ -138,14 +138,27 @@ func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
 	return ch, func() { t.Stop() }
 }
 
+// dueGuard is added to a due time, so that the next try's script runs after it by Redis's
+// clock: the wait is counted from when the last script was sent, and the next one reaches Redis
+// about as long after being sent, give or take some tens of µs; a try that comes too early
+// finds nothing and has to be made again.
+const dueGuard = 100 * time.Microsecond
+
 // dueIn is how long from now the reserve's next due time (out.next) is. Without an injected
-// clock it is next − now (Redis's clock) counted from when the script was sent, not from when
-// its reply came back: the script ran after it was sent, and its reply may come back much later
-// than it ran (with one batch in flight, a waiter's reply comes with a batch of others; counting
-// from the reply made every due time that much late, and a delayed job's lateness with it).
+// clock it is next − now (Redis's clock, now to the µs: counting from the whole millisecond
+// made every wait up to a millisecond too long) counted from when the script was sent, not from
+// when its reply came back: the script ran after it was sent, and its reply may come back much
+// later than it ran (with one batch in flight, a waiter's reply comes with a batch of others;
+// counting from the reply made every due time that much late, and a delayed job's lateness
+// with it).
 func (b *Backend) dueIn(out reserveOutcome) time.Duration {
 	if b.opts.Clock != nil {
 		return time.UnixMilli(out.next).Sub(b.opts.Clock.Now())
 	}
-	return time.Until(out.sent.Add(time.Duration(out.next-out.now) * time.Millisecond))
+	return time.Until(out.dueAt())
+}
+
+// dueAt is when, on this process's clock, out.next comes on Redis's (see dueIn).
+func (out reserveOutcome) dueAt() time.Time {
+	return out.sent.Add(time.Duration(out.next*1000-out.now)*time.Microsecond + dueGuard)
 }

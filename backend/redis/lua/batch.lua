@@ -5,7 +5,7 @@
 -- KEYS[1] = <base>:stats, as for every operation
 -- ARGV[1] = <base>
 -- ARGV[2..] = per operation: its name (lua/<name>.lua), its now (ms, or '' for the server's
---             TIME), the count n of its own arguments, then those n (its ARGV[3..])
+--             TIME, read once for all of them, to the microsecond), the count n of its own arguments, then those n (its ARGV[3..])
 -- returns an array with one reply per operation, in order: what the operation returned (false
 --         for false or nothing, which a client reads as nil), or an error reply if the
 --         operation raised an error (its writes until then stay, as with a failing FCALL; the
@@ -15,7 +15,7 @@ local i = 2
 while i <= #ARGV do
   local f, t, n = OPS[ARGV[i]], ARGV[i + 1], tonumber(ARGV[i + 2])
   if t == '' then
-    now = now or ds(server_now())
+    now = now or string.format('%.3f', server_now_us() / 1000)
     t = now
   end
   local argv = {base, t}

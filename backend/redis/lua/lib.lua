@@ -9,7 +9,8 @@
 --                            built from <base> and carries the same hash tag, so it lives in
 --                            the same slot.
 --   ARGV[1] = <base>         "{prefix}", the namespace's hash tag
---   ARGV[2] = now            milliseconds since the epoch, or "" to use the Redis server's TIME
+--   ARGV[2] = now            milliseconds since the epoch (a fraction is kept as NOW_US), or ""
+--                            to use the Redis server's TIME
 --   ARGV[3..]                operation-specific
 --
 -- Ids travel as 20-digit zero-padded strings: they are the sorted-set members, so that equal
@@ -39,22 +40,25 @@
 
 -- The call's context. Upvalues of every helper, set by begin at the start of each call: a
 -- library's top level runs once, at load, and calls never interleave.
-local B, STATS, TUBES, CHAN, NOW
+-- NOW is the call's time in whole milliseconds, which every due time and deadline is compared
+-- with; NOW_US the same in microseconds, for a caller that times its next try by it.
+local B, STATS, TUBES, CHAN, NOW, NOW_US
 
--- server_now is the Redis server's clock in whole milliseconds.
-local function server_now()
+-- server_now_us is the Redis server's clock in microseconds.
+local function server_now_us()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
 local function begin(keys, argv)
   B, STATS = argv[1], keys[1]
   TUBES, CHAN = B .. ':tubes', B .. ':ready'
   if argv[2] ~= '' then
-    NOW = tonumber(argv[2])
+    NOW_US = math.floor(tonumber(argv[2]) * 1000 + 0.5)
   else
-    NOW = server_now()
+    NOW_US = server_now_us()
   end
+  NOW = math.floor(NOW_US / 1000)
 end
 
 -- ds formats an integral number without exponent notation.

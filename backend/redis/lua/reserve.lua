@@ -14,6 +14,7 @@
 --                                              the answer may change without a publish (a
 --                                              delayed job due, a reservation expiring, a pause
 --                                              ending, the session's margin starting), or -1;
+--                                              now = the call's time in microseconds;
 --                                              own = 1 if next is the session's margin (only
 --                                              this reserve must wake then), else 0
 local s, margin, mode = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -80,4 +81,4 @@ if mode >= 2 then
   for i = FIRST, #ARGV do tubes[#tubes + 1] = ARGV[i] end
   wait(s, tubes)
 end
-return {0, next, NOW, own}
+return {0, next, NOW_US, own}
