@@ -153,9 +153,10 @@ end
 
 -- tick applies every due transition of tube t: delayed jobs whose time came become ready,
 -- reservations past their deadline return to ready (timeouts += 1), an ended pause is cleared.
--- It notifies t when a job may have become reservable, and returns whether t is paused now and
--- when its pause ends (ms, as a string; false if it is not paused).
-local function tick(t)
+-- It notifies t when a job may have become reservable (unless quiet: the caller then does, if
+-- need be), and returns whether t is paused now, when its pause ends (ms, as a string; false if
+-- it is not paused) and whether a job may have become reservable.
+local function tick(t, quiet)
   local woke = false
   local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW))
   for _, m in ipairs(due) do
@@ -187,8 +188,8 @@ local function tick(t)
       paused = true
     end
   end
-  if woke then notify(t) end
-  return paused, pu
+  if woke and not quiet then notify(t) end
+  return paused, pu, woke
 end
 
 -- fresh returns job m's fields {tube, state, owner, due/deadline} as of NOW, or nil if it does

@@ -21,26 +21,38 @@ local s, margin, mode = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local FIRST = 6
 if mode % 2 == 1 then unwait(s) end
 
-local best, bestpri, besttube
+local best, bestpri, besti
 local tops = 0 -- ready jobs seen: each tube's first two
 local pauses = {} -- by ARGV index: when the tube's pause ends, or false
+local woke = {} -- by ARGV index: tick made a job of the tube reservable
+local ready = {} -- by ARGV index: the tube's ready jobs seen (at most two)
 for i = FIRST, #ARGV do
   local t = ARGV[i]
-  local paused, pu = tick(t)
+  local paused, pu
+  paused, pu, woke[i] = tick(t, true)
   pauses[i] = pu
+  ready[i] = 0
   if not paused then
     local top = redis.call('ZRANGE', kready(t), 0, 1, 'WITHSCORES')
-    tops = tops + #top / 2
+    ready[i] = #top / 2
+    tops = tops + ready[i]
     if top[1] then
       local pri = tonumber(top[2])
       if not best or pri < bestpri or (pri == bestpri and top[1] < best) then
-        best, bestpri, besttube = top[1], pri, t
+        best, bestpri, besti = top[1], pri, i
       end
     end
   end
 end
+-- Tell the other waiters of a tube whose job tick made reservable, unless this reserve takes
+-- the only ready job of the tube (the usual case when a waiter wakes for a delayed job): a
+-- publish would only make another waiter run this script for nothing.
+for i = FIRST, #ARGV do
+  if woke[i] and not (i == besti and ready[i] == 1) then notify(ARGV[i]) end
+end
 
 if best then
+  local besttube = ARGV[besti]
   redis.call('ZREM', kready(besttube), best)
   local j = reserve_for(besttube, best, s)
   local more = 0
