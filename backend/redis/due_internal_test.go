@@ -15,7 +15,7 @@ func TestDueTimeCountsFromWhenTheScriptWasSent(t *testing.T) {
 	b := &Backend{}                                   // no injected clock: Redis's now and this process's timers
 	const next = int64(1_000_000)                     // ms
 	now := (next - time.Minute.Milliseconds()) * 1000 // µs
-	d := b.dueIn(reserveOutcome{next: next, now: now, sent: time.Now().Add(-time.Hour)})
+	d := b.dueIn(next, reserveOutcome{now: now, sent: time.Now().Add(-time.Hour)})
 	if d > 0 {
 		t.Fatalf("due in %v: counted from now, not from when the script was sent", d)
 	}
@@ -25,8 +25,8 @@ func TestDueTimeCountsFromWhenTheScriptWasSent(t *testing.T) {
 // guard) after the script was sent, not 2 ms, as a now cut to the millisecond made it.
 func TestDueTimeCountsFromTheMicrosecond(t *testing.T) {
 	sent := time.Unix(1000, 0)
-	out := reserveOutcome{next: 1_000_002, now: 1_000_000_500, sent: sent}
-	if got, want := out.dueAt(), sent.Add(1500*time.Microsecond+dueGuard); !got.Equal(want) {
+	out := reserveOutcome{now: 1_000_000_500, sent: sent}
+	if got, want := out.dueAt(1_000_002), sent.Add(1500*time.Microsecond+dueGuard); !got.Equal(want) {
 		t.Fatalf("due at %v, want %v", got, want)
 	}
 }

@@ -43,11 +43,12 @@ type waiter struct {
 	idle bool     // a due time it was armed for woke another waiter of its tubes instead
 }
 
-// dueSlot is the timer of every waiter of this process armed for one due time.
+// dueSlot is the timer of every waiter of this process armed for one due time of its tubes.
+// (A waiter's own due time, its DEADLINE_SOON, is its own timer: see Reserve.)
 type dueSlot struct {
 	at      int64 // ms, the reserve script's clock
 	timer   backend.Timer
-	waiters map[*waiter]bool // true: the time is the waiter's own (its DEADLINE_SOON): wake it
+	waiters map[*waiter]struct{}
 }
 
 func newWaiters() *waiters {
@@ -113,16 +114,15 @@ func (ws *waiters) handOffLocked(tube string) {
 	}
 }
 
-// arm sets w to be woken at the due time at (ms; -1: none) the reserve script reported, which
-// is d from now on clock; own: at is w's own (its DEADLINE_SOON), not its tubes'. Waiters due at
-// the same time share one timer; arming again for the time it is armed for keeps it, so a fake
-// clock's pending timers stay stable while a reserve waits.
-func (ws *waiters) arm(w *waiter, at int64, own bool, d time.Duration, clock backend.Clock) {
+// arm sets w to be woken at the due time of its tubes at (ms; -1: none) the reserve script
+// reported, which is d from now on clock. Waiters due at the same time share one timer; arming
+// again for the time it is armed for keeps it, so a fake clock's pending timers stay stable
+// while a reserve waits.
+func (ws *waiters) arm(w *waiter, at int64, d time.Duration, clock backend.Clock) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	w.idle = false
 	if w.slot != nil && w.slot.at == at {
-		w.slot.waiters[w] = own
 		return
 	}
 	ws.disarmLocked(w)
@@ -131,11 +131,11 @@ func (ws *waiters) arm(w *waiter, at int64, own bool, d time.Duration, clock bac
 	}
 	s := ws.due[at]
 	if s == nil {
-		s = &dueSlot{at: at, waiters: map[*waiter]bool{}}
+		s = &dueSlot{at: at, waiters: map[*waiter]struct{}{}}
 		s.timer = clock.AfterFunc(max(d, 0), func() { ws.fire(s) })
 		ws.due[at] = s
 	}
-	s.waiters[w] = own
+	s.waiters[w] = struct{}{}
 	w.slot = s
 }
 
@@ -153,8 +153,7 @@ func (ws *waiters) disarmLocked(w *waiter) {
 	}
 }
 
-// fire wakes, of the waiters due at s's time, each whose own time it is and then one waiter per
-// tube; the others become idle.
+// fire wakes, of the waiters due at s's time, one per tube; the others become idle.
 func (ws *waiters) fire(s *dueSlot) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -169,16 +168,8 @@ func (ws *waiters) fire(s *dueSlot) {
 			covered[t] = true
 		}
 	}
-	for w, own := range s.waiters {
+	for w := range s.waiters {
 		w.slot = nil
-		if own {
-			wake(w)
-		}
-	}
-	for w, own := range s.waiters {
-		if own {
-			continue
-		}
 		if slices.ContainsFunc(w.tubes, func(t string) bool { return !covered[t] }) {
 			wake(w)
 		} else {

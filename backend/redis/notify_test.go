@@ -209,3 +209,46 @@ func TestDueTimesLoseNoWakeUp(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, <-got, context.Canceled, "the reserve left over had no job to get")
 }
+
+// A reserve passed over for a due time of its tubes (another waiter of them was woken) still
+// wakes for a time that is its own: its session's DEADLINE_SOON. Here five reserves wait on a
+// paused tube; the pause end wakes one of them, and the one with a reservation must still
+// answer DEADLINE_SOON when its margin starts. (Without its own timer it fails whenever it is
+// not the one woken: four times in five.)
+func TestPassedOverReserveKeepsItsDeadlineSoon(t *testing.T) {
+	t.Parallel()
+	clock := backend.NewFakeClock(time.UnixMilli(1_700_000_000_000))
+	prefix := newPrefix(t)
+	b := newBackend(t, prefix, clock, time.Second)
+	beanredis.SetSafetyPoll(b, time.Hour)
+	beanredis.DropPublishes(b)
+	admin := adminClient(t)
+	ctx := context.Background()
+
+	owner := backend.SessionID("soon.owner")
+	require.NoError(t, b.BeginSession(ctx, owner))
+	_, err := b.Put(ctx, backend.PutParams{Tube: "b", TTR: 3 * time.Second, Body: []byte("x")})
+	require.NoError(t, err)
+	_, err = b.Reserve(ctx, backend.ReserveParams{Session: owner, Tubes: []string{"b"}})
+	require.NoError(t, err) // its margin starts in 2 s
+	require.NoError(t, b.WatchTube(ctx, owner, "a"))
+	require.NoError(t, b.PauseTube(ctx, "a", time.Second))
+
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	soon := make(chan error, 1)
+	go func() {
+		_, err := b.Reserve(rctx, backend.ReserveParams{Session: owner, Tubes: []string{"a"}, Timeout: -1})
+		soon <- err
+	}()
+	for i := range 4 {
+		s := backend.SessionID("soon.other." + string(rune('a'+i)))
+		require.NoError(t, b.BeginSession(ctx, s))
+		go func() { _, _ = b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"a"}, Timeout: -1}) }()
+	}
+	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "a") == 5 },
+		5*time.Second, 5*time.Millisecond)
+	clock.Advance(time.Second) // the pause ends: one reserve of a is woken, finds nothing
+	clock.Advance(time.Second) // the owner's margin starts
+	require.ErrorIs(t, <-soon, backend.ErrDeadlineSoon, "the owner's own wake-up was lost")
+}

@@ -18,13 +18,13 @@ var errSessionEnded = errors.New("backend/redis: session ended")
 
 // reserveOutcome is the decoded reply of reserve.lua.
 type reserveOutcome struct {
-	job  *backend.Job
-	more bool // a watched tube still has a ready job
-	soon bool
-	next int64     // ms when the answer may change by itself; -1: only a publish can change it
-	own  bool      // next is the session's own (its DEADLINE_SOON margin), not its tubes'
-	now  int64     // the script's now, µs
-	sent time.Time // when the script was sent: it ran after this, here
+	job    *backend.Job
+	more   bool // a watched tube still has a ready job
+	soon   bool
+	next   int64     // ms when the answer may change by itself; -1: only a publish can change it
+	soonAt int64     // ms when the session's DEADLINE_SOON margin starts; -1: none
+	now    int64     // the script's now, µs
+	sent   time.Time // when the script was sent: it ran after this, here
 }
 
 // Reserve reserves the best ready job of p.Tubes for p.Session, waiting as the contract says:
@@ -38,11 +38,13 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 	start := b.localNow()
 	var (
 		timeout <-chan struct{}
+		soon    ownTimer // its session's DEADLINE_SOON; its tubes' due times are waiters'
 		safety  *time.Ticker
 		final   bool
 		counted bool // the last try counted this reserve as waiting (see notify in lib.lua)
 	)
 	defer func() {
+		soon.stop()
 		if safety != nil {
 			safety.Stop()
 		}
@@ -87,13 +89,16 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		if safety == nil {
 			safety = time.NewTicker(b.safetyPoll)
 		}
-		b.waiters.arm(w, out.next, out.own, b.dueIn(out), b.clock())
+		b.waiters.arm(w, out.next, b.dueIn(out.next, out), b.clock())
+		soon.arm(b, out.soonAt, out)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-b.stop:
 			return nil, errClosed
 		case <-w.ch: // a publish, a due time, or a wake-up passed on
+		case <-soon.ch:
+			soon.fired()
 		case <-timeout:
 			final = true // one last look: DEADLINE_SOON or a job due right now beats TIMED_OUT
 		case <-safety.C:
@@ -128,7 +133,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 	case 2:
 		return reserveOutcome{soon: true}, r.err
 	}
-	return reserveOutcome{next: r.int(1), now: r.int(2), own: r.int(3) == 1, sent: sent}, r.err
+	return reserveOutcome{next: r.int(1), now: r.int(2), soonAt: r.int(3), sent: sent}, r.err
 }
 
 // after returns a channel closed once d has passed on the backend's clock, and its stop func.
@@ -144,21 +149,50 @@ func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
 // finds nothing and has to be made again.
 const dueGuard = 100 * time.Microsecond
 
-// dueIn is how long from now the reserve's next due time (out.next) is. Without an injected
-// clock it is next − now (Redis's clock, now to the µs: counting from the whole millisecond
+// dueIn is how long from now the due time at (ms) the reserve script reported in out is.
+// Without an injected clock it is at − now (Redis's clock, now to the µs: counting from the whole millisecond
 // made every wait up to a millisecond too long) counted from when the script was sent, not from
 // when its reply came back: the script ran after it was sent, and its reply may come back much
 // later than it ran (with one batch in flight, a waiter's reply comes with a batch of others;
 // counting from the reply made every due time that much late, and a delayed job's lateness
 // with it).
-func (b *Backend) dueIn(out reserveOutcome) time.Duration {
+func (b *Backend) dueIn(at int64, out reserveOutcome) time.Duration {
 	if b.opts.Clock != nil {
-		return time.UnixMilli(out.next).Sub(b.opts.Clock.Now())
+		return time.UnixMilli(at).Sub(b.opts.Clock.Now())
 	}
-	return time.Until(out.dueAt())
+	return time.Until(out.dueAt(at))
 }
 
-// dueAt is when, on this process's clock, out.next comes on Redis's (see dueIn).
-func (out reserveOutcome) dueAt() time.Time {
-	return out.sent.Add(time.Duration(out.next*1000-out.now)*time.Microsecond + dueGuard)
+// dueAt is when, on this process's clock, at (ms) comes on Redis's (see dueIn).
+func (out reserveOutcome) dueAt(at int64) time.Time {
+	return out.sent.Add(time.Duration(at*1000-out.now)*time.Microsecond + dueGuard)
+}
+
+// ownTimer wakes a waiting reserve when its session's DEADLINE_SOON margin starts. It is
+// re-armed only when that time changes or after it fired, so a fake clock's pending timers stay
+// stable while a reserve waits.
+type ownTimer struct {
+	at     int64           // ms; armed when ch is not nil
+	ch     <-chan struct{} // nil (never ready) when not armed
+	cancel func()
+}
+
+func (t *ownTimer) arm(b *Backend, at int64, out reserveOutcome) {
+	if t.ch != nil && t.at == at {
+		return
+	}
+	t.stop()
+	if at >= 0 {
+		t.at = at
+		t.ch, t.cancel = b.after(max(b.dueIn(at, out), 0))
+	}
+}
+
+func (t *ownTimer) fired() { t.ch, t.cancel = nil, nil }
+
+func (t *ownTimer) stop() {
+	if t.cancel != nil {
+		t.cancel()
+	}
+	t.fired()
 }

@@ -10,13 +10,13 @@
 --                                              ready job (so another waiter may be woken)
 --         {2}                                  deadline soon: nothing reservable and one of the
 --                                              session's reservations is within the margin
---         {0, next, now, own}                  nothing: next = the earliest time (ms) at which
---                                              the answer may change without a publish (a
---                                              delayed job due, a reservation expiring, a pause
---                                              ending, the session's margin starting), or -1;
+--         {0, next, now, soon}                 nothing: next = the earliest time (ms) at which
+--                                              the answer may change for every reserve of the
+--                                              tubes without a publish (a delayed job due, a
+--                                              reservation expiring, a pause ending), or -1;
 --                                              now = the call's time in microseconds;
---                                              own = 1 if next is the session's margin (only
---                                              this reserve must wake then), else 0
+--                                              soon = when this session's margin starts (ms;
+--                                              the answer changes for this reserve only), or -1
 local s, margin, mode = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local FIRST = 6
 if mode % 2 == 1 then unwait(s) end
@@ -60,12 +60,9 @@ if best then
   return {1, j[1], j[2], j[3], j[4], more}
 end
 
-local next, own = -1, 0
-local function consider(v, mine)
-  if v and (next < 0 or tonumber(v) < next) then
-    next = tonumber(v)
-    own = mine and 1 or 0
-  end
+local next, soon = -1, -1
+local function consider(v)
+  if v and (next < 0 or tonumber(v) < next) then next = tonumber(v) end
 end
 -- The session's own reservations past their deadline (in any tube) expire first.
 local first = redis.call('ZRANGE', ksres(s), 0, 0, 'WITHSCORES')
@@ -76,9 +73,8 @@ while first[1] and tonumber(first[2]) <= NOW do
   first = redis.call('ZRANGE', ksres(s), 0, 0, 'WITHSCORES')
 end
 if first[1] then
-  local soon = tonumber(first[2]) - margin
+  soon = tonumber(first[2]) - margin
   if soon <= NOW then return {2} end
-  consider(soon, true)
 end
 for i = FIRST, #ARGV do
   local t = ARGV[i]
@@ -93,4 +89,4 @@ if mode >= 2 then
   for i = FIRST, #ARGV do tubes[#tubes + 1] = ARGV[i] end
   wait(s, tubes)
 end
-return {0, next, NOW_US, own}
+return {0, next, NOW_US, soon}
