@@ -201,11 +201,10 @@ func (b *Backend) call(ctx context.Context, o op, args ...any) (any, error) {
 	return res, err
 }
 
-// callSent is call that also returns when the operation was sent to Redis (see runSent).
+// callSent is call that also returns when the operation was sent to Redis (see runSent). The
+// batcher bounds it by CommandTimeout (without a timer per call).
 func (b *Backend) callSent(ctx context.Context, o op, args ...any) (any, time.Time, error) {
-	cctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
-	defer cancel()
-	res, sent, err := b.batch.runSent(cctx, o, b.nowArg(), args...)
+	res, sent, err := b.batch.runSent(ctx, o, b.nowArg(), args...)
 	return res, sent, interpretError(err)
 }
 

@@ -34,7 +34,7 @@ type batcher struct {
 	sc          *scripts      // the library; reloaded when Redis has lost it
 	keys        []string      // KEYS of every call (the same for all: see Backend.keys)
 	base        string        // ARGV[1] of every call
-	timeout     time.Duration // bounds each batch
+	timeout     time.Duration // bounds each call, from when it is queued
 	maxInFlight int
 
 	beforeSend func() // tests: widen the window between being handed a slot and sending
@@ -57,6 +57,7 @@ type scriptCall struct {
 	bytes int    // the arguments' size, roughly
 	res   any
 	err   error
+	due   time.Time // when it fails if it has not been answered: queued + timeout
 	sent  time.Time // when its batch was sent: the operation ran after it
 	wake  chan struct{}
 
@@ -73,8 +74,13 @@ func newBatcher(client goredis.UniversalClient, sc *scripts, keys []string, base
 // always waited for, so that a state change that happened is never lost. It also returns when
 // the call's batch was sent (zero if it was not): the operation ran after that, however long
 // its reply then took to come back.
+//
+// The batcher's timeout bounds the call without a timer of its own: a batch is given the
+// earliest due time of its calls, so the batch a call waits for (sent before it was queued)
+// ends before the call is due, and the call's own batch ends by then too.
 func (b *batcher) runSent(ctx context.Context, o op, now string, args ...any) (any, time.Time, error) {
 	c := &scriptCall{ctx: ctx, op: o, now: now, args: args, bytes: argsSize(args), wake: make(chan struct{}, 2)}
+	c.due = time.Now().Add(b.timeout)
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -102,7 +108,7 @@ func (b *batcher) runSent(ctx context.Context, o op, now string, args ...any) (a
 				return nil, time.Time{}, ctx.Err()
 			}
 			b.mu.Unlock()
-			done = nil // sent, or about to lead: wait for it (bounded by the batch timeout)
+			done = nil // sent, or about to lead: wait for it (bounded by its due time)
 			continue
 		}
 		b.mu.Lock()
@@ -177,24 +183,33 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// exec sends one batch and sets every call's result; when the server does not know the library
-// (a restart without persistence, FUNCTION FLUSH) it is loaded again and the batch, which did
-// not run, is sent once more. Calls whose caller already gave up are not sent: nobody would
-// hear of them.
+// exec sends one batch, bounded by the earliest due time of its calls, and sets every call's
+// result; when the server does not know the library (a restart without persistence, FUNCTION
+// FLUSH) it is loaded again and the batch, which did not run, is sent once more. Calls whose
+// caller already gave up, or that are due already, are not sent: nobody would hear of them.
 func (b *batcher) exec(batch []*scriptCall) {
 	live := batch[:0] // batch is the leader's own copy (see send): filtered in place
+	var due time.Time
+	now := time.Now()
 	for _, c := range batch {
-		if err := c.ctx.Err(); err != nil {
+		err := c.ctx.Err()
+		if err == nil && !now.Before(c.due) {
+			err = context.DeadlineExceeded
+		}
+		if err != nil {
 			c.err = err
 			signal(c.wake)
 			continue
+		}
+		if due.IsZero() || c.due.Before(due) {
+			due = c.due
 		}
 		live = append(live, c)
 	}
 	if len(live) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	ctx, cancel := context.WithDeadline(context.Background(), due)
 	defer cancel()
 	err := b.fcall(ctx, live)
 	if isFunctionNotFound(err) {
