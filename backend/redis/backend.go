@@ -223,5 +223,13 @@ func interpretError(err error) error {
 // ms converts a duration to the scripts' integral milliseconds.
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
-// padID is a job id as the scripts name it: 20 digits, so that sorted-set ties order by id.
-func padID(id uint64) string { return fmt.Sprintf("%020d", id) }
+// padID is a job id as the scripts name it: 20 digits (as many as a uint64 can have), so that
+// sorted-set ties order by id. Written by hand: fmt.Sprintf was 2 % of BenchmarkCycle's CPU.
+func padID(id uint64) string {
+	var b [20]byte
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i] = byte('0' + id%10)
+		id /= 10
+	}
+	return string(b[:])
+}
