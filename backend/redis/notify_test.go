@@ -126,15 +126,7 @@ func TestWakeOnePassesTheWakeUpOn(t *testing.T) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	got := make(chan error, n)
-	for i := range n {
-		s := backend.SessionID("wake." + string(rune('a'+i)))
-		require.NoError(t, b.BeginSession(ctx, s))
-		go func() {
-			_, err := b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}, Timeout: -1})
-			got <- err
-		}()
-	}
+	got := startWaiting(rctx, t, b, "wake", n)
 	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "default") == n },
 		5*time.Second, 5*time.Millisecond)
 	kicked, err := b.Kick(ctx, "default", n)
@@ -143,6 +135,22 @@ func TestWakeOnePassesTheWakeUpOn(t *testing.T) {
 	for range n {
 		require.NoError(t, <-got, "a wake-up was lost: a reserve waited until its context ended")
 	}
+}
+
+// startWaiting starts n reserves waiting on tube default until rctx ends, each in a session of
+// its own (name.a, name.b, …), and returns where their outcomes arrive.
+func startWaiting(rctx context.Context, t *testing.T, b backend.Backend, name string, n int) <-chan error {
+	t.Helper()
+	got := make(chan error, n)
+	for i := range n {
+		s := backend.SessionID(name + "." + string(rune('a'+i)))
+		require.NoError(t, b.BeginSession(context.Background(), s))
+		go func() {
+			_, err := b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}, Timeout: -1})
+			got <- err
+		}()
+	}
+	return got
 }
 
 // A wait count left behind (the reserve gave up without a last try) does not resurrect a tube
@@ -165,19 +173,25 @@ func TestStaleWaitCountOfADroppedTube(t *testing.T) {
 	require.Zero(t, n, "ending the session must not recreate x's hash")
 }
 
-// Reserves waiting for the same due time are not all woken: one per tube is, and a reserve that
-// is not must still get a job due later. A reserve that leaves with the job it was woken for
-// hands the watch over the tube's due times to one that was passed over. Publishes are dropped
-// and the safety poll is off (an hour), so only due times and passed-on wake-ups deliver; a lost
-// one leaves a reserve waiting until its context ends.
-func TestDueTimesLoseNoWakeUp(t *testing.T) {
-	t.Parallel()
-	clock := backend.NewFakeClock(time.UnixMilli(1_700_000_000_000))
-	prefix := newPrefix(t)
-	b := newBackend(t, prefix, clock, time.Second)
+// newDueTimeTest is newNotifyTest with a fake clock, publishes dropped and the safety poll off
+// (an hour): only due times and wake-ups passed on between waiters deliver, so a lost one
+// leaves a reserve waiting until its context ends.
+func newDueTimeTest(t *testing.T) (prefix string, b *beanredis.Backend, admin *goredis.Client, clock *backend.FakeClock) {
+	t.Helper()
+	clock = backend.NewFakeClock(time.UnixMilli(1_700_000_000_000))
+	prefix = newPrefix(t)
+	b = newBackend(t, prefix, clock, time.Second)
 	beanredis.SetSafetyPoll(b, time.Hour)
 	beanredis.DropPublishes(b)
-	admin := adminClient(t)
+	return prefix, b, adminClient(t), clock
+}
+
+// Reserves waiting for the same due time are not all woken: one per tube is, and a reserve that
+// is not must still get a job due later. A reserve that leaves with the job it was woken for
+// hands the watch over the tube's due times to one that was passed over.
+func TestDueTimesLoseNoWakeUp(t *testing.T) {
+	t.Parallel()
+	prefix, b, admin, clock := newDueTimeTest(t)
 	ctx := context.Background()
 
 	// Two jobs due in 1 s, one in 2 s, one in 3 s; one reserve more than jobs.
@@ -189,15 +203,7 @@ func TestDueTimesLoseNoWakeUp(t *testing.T) {
 	n := len(due) + 1
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	got := make(chan error, n)
-	for i := range n {
-		s := backend.SessionID("due." + string(rune('a'+i)))
-		require.NoError(t, b.BeginSession(ctx, s))
-		go func() {
-			_, err := b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}, Timeout: -1})
-			got <- err
-		}()
-	}
+	got := startWaiting(rctx, t, b, "due", n)
 	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "default") == int64(n) },
 		5*time.Second, 5*time.Millisecond)
 	for _, jobs := range []int{2, 1, 1} {
@@ -217,12 +223,7 @@ func TestDueTimesLoseNoWakeUp(t *testing.T) {
 // not the one woken: four times in five.)
 func TestPassedOverReserveKeepsItsDeadlineSoon(t *testing.T) {
 	t.Parallel()
-	clock := backend.NewFakeClock(time.UnixMilli(1_700_000_000_000))
-	prefix := newPrefix(t)
-	b := newBackend(t, prefix, clock, time.Second)
-	beanredis.SetSafetyPoll(b, time.Hour)
-	beanredis.DropPublishes(b)
-	admin := adminClient(t)
+	prefix, b, admin, clock := newDueTimeTest(t)
 	ctx := context.Background()
 
 	owner := backend.SessionID("soon.owner")
