@@ -253,3 +253,71 @@ func TestPassedOverReserveKeepsItsDeadlineSoon(t *testing.T) {
 	clock.Advance(time.Second) // the owner's margin starts
 	require.ErrorIs(t, <-soon, backend.ErrDeadlineSoon, "the owner's own wake-up was lost")
 }
+
+// A waiting reserve knows only the earliest due time it was told at its last try. Whatever makes
+// a job due sooner than that — a delayed put or release due before the tube's other delayed
+// jobs, a pause cut short — must tell it: with the safety poll off, nothing else delivers the job
+// here before its context ends (the fake clock never nears the hour the reserve was told).
+func TestSoonerDueTimeReachesAWaitingReserve(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	put := func(t *testing.T, b *beanredis.Backend, delay time.Duration) uint64 {
+		id, err := b.Put(ctx, backend.PutParams{Tube: "default", Delay: delay, TTR: time.Minute, Body: []byte("x")})
+		require.NoError(t, err)
+		return id
+	}
+	tests := []struct {
+		name   string
+		before func(t *testing.T, b *beanredis.Backend) (sooner func()) // the reserve then waits an hour
+	}{
+		{"a delayed put due first", func(t *testing.T, b *beanredis.Backend) func() {
+			put(t, b, time.Hour)
+			return func() { put(t, b, time.Second) }
+		}},
+		{"a delayed release due first", func(t *testing.T, b *beanredis.Backend) func() {
+			put(t, b, time.Hour)
+			holder := backend.SessionID("sooner.holder")
+			require.NoError(t, b.BeginSession(ctx, holder))
+			id := put(t, b, 0)
+			_, err := b.ReserveJob(ctx, holder, id)
+			require.NoError(t, err)
+			return func() {
+				require.NoError(t, b.Release(ctx, backend.ReleaseParams{Session: holder, ID: id, Delay: time.Second}))
+			}
+		}},
+		{"a pause cut short", func(t *testing.T, b *beanredis.Backend) func() {
+			put(t, b, 0)
+			require.NoError(t, b.PauseTube(ctx, "default", time.Hour))
+			return func() { require.NoError(t, b.PauseTube(ctx, "default", time.Second)) }
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clock := backend.NewFakeClock(time.UnixMilli(1_700_000_000_000))
+			prefix := newPrefix(t)
+			b := newBackend(t, prefix, clock, time.Second)
+			beanredis.SetSafetyPoll(b, time.Hour)
+			admin := adminClient(t)
+			sooner := tt.before(t, b)
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			got := startWaiting(rctx, t, b, "sooner", 1)
+			require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "default") == 1 },
+				5*time.Second, 5*time.Millisecond)
+			sooner()
+			// The reserve re-arms for the sooner time when the news reaches it; advancing the
+			// clock a second at a time covers news that arrives before or after an advance.
+			for range 5 {
+				clock.Advance(time.Second)
+				select {
+				case err := <-got:
+					require.NoError(t, err)
+					return
+				case <-time.After(500 * time.Millisecond):
+				}
+			}
+			t.Fatal("the waiting reserve was not told of the sooner due time")
+		})
+	}
+}

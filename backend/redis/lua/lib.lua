@@ -87,6 +87,14 @@ local function notify(t)
   if n and tonumber(n) > 0 then redis.call('PUBLISH', CHAN, t) end
 end
 
+-- to_delayed files job m of tube t as delayed until due (ms). A waiting reserve knows the
+-- earliest due time it was told at its last try, and a job due sooner than any other of its
+-- tube may be sooner than that: it must tell the waiters, or they take it up to a safety poll late.
+local function to_delayed(t, m, due)
+  redis.call('ZADD', kdelayed(t), due, m)
+  if redis.call('ZRANK', kdelayed(t), m) == 0 then notify(t) end
+end
+
 -- unwait removes session s's waiting reserve from the counts, if it is counted.
 local function unwait(s)
   local wt = redis.call('HGET', ksess(s), 'wt')

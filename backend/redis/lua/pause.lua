@@ -1,12 +1,15 @@
 -- pause: stop reserves from taking jobs from tube for d ms; d == 0 unpauses at once
--- (notifying the tube). The tube's pause counter += 1 either way.
+-- (notifying the tube), and so does a pause that ends sooner than the one it replaces. The tube's pause counter += 1 either way.
 -- ARGV[3] = tube, ARGV[4] = d ms
 -- returns 1, or 0 if the tube does not exist
 local t, d = ARGV[3], tonumber(ARGV[4])
 if not tube_exists(t) then return 0 end
 tick(t)
 if d > 0 then
+  local ends = redis.call('HGET', ktube(t), 'pu') -- the pause this one replaces, if any
   redis.call('HSET', ktube(t), 'pd', ARGV[4], 'pu', ds(NOW + d))
+  -- Waiting reserves were told when that pause ends; if this one ends sooner, tell them.
+  if ends and tonumber(ends) > NOW + d then notify(t) end
 else
   redis.call('HDEL', ktube(t), 'pd', 'pu')
   notify(t)

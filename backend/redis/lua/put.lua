@@ -1,4 +1,4 @@
--- put: store a new job, delayed when delay > 0, else ready (notifying its tube).
+-- put: store a new job, delayed when delay > 0 (see to_delayed), else ready (notifying its tube).
 -- ARGV[3] = tube, ARGV[4] = priority, ARGV[5] = delay ms, ARGV[6] = TTR ms, ARGV[7] = body
 -- returns the new job id (integer, from the namespace-wide INCR sequence)
 local t, pri, delay = ARGV[3], ARGV[4], tonumber(ARGV[5])
@@ -11,7 +11,7 @@ if delay > 0 then st, due = 'delayed', ds(NOW + delay) end
 redis.call('HSET', kjob(m), 'b', ARGV[7], 't', t, 'p', pri, 'ttr', ARGV[6], 'd', ARGV[5],
   'c', ds(NOW), 's', st, 'a', due)
 if delay > 0 then
-  redis.call('ZADD', kdelayed(t), due, m)
+  to_delayed(t, m, due)
 else
   redis.call('ZADD', kready(t), pri, m)
   notify(t)

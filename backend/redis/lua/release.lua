@@ -1,5 +1,5 @@
 -- release: return a job reserved by the session to ready (delay 0, notifying its tube) or
--- delayed, with a new priority; releases += 1.
+-- delayed (see to_delayed), with a new priority; releases += 1.
 -- ARGV[3] = session, ARGV[4] = id (padded), ARGV[5] = priority, ARGV[6] = delay ms
 -- returns 1, or 0 unless the job is reserved by the session
 local s, m, pri, delay = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
@@ -10,7 +10,7 @@ redis.call('HINCRBY', kjob(m), 'nrel', 1)
 if delay > 0 then
   local due = ds(NOW + delay)
   redis.call('HSET', kjob(m), 'p', pri, 'd', ARGV[6], 'o', '', 's', 'delayed', 'a', due)
-  redis.call('ZADD', kdelayed(t), due, m)
+  to_delayed(t, m, due)
 else
   redis.call('HSET', kjob(m), 'p', pri, 'd', ARGV[6])
   to_ready(t, m, pri) -- clears the owner
