@@ -47,6 +47,7 @@ type conn struct {
 	watch    []string // the watch list, in beanstalkd's order
 	producer bool
 	worker   bool
+	waited   bool // the last reserve had to wait (see reserve)
 
 	ctx      context.Context // ends when the connection ends or the server stops it
 	cancel   context.CancelFunc
@@ -300,6 +301,38 @@ func (c *conn) watchHangup(hangup context.CancelCauseFunc) (stop func()) {
 				_ = c.nc.SetReadDeadline(time.Time{})
 			}
 		})
+	}
+}
+
+// watchHangupAfter is watchHangup started only once d has passed (at once for d <= 0); stop
+// also cancels a watch that has not started yet, and reports whether it had started.
+func (c *conn) watchHangupAfter(d time.Duration, hangup context.CancelCauseFunc) (stop func() (started bool)) {
+	if d <= 0 {
+		stopWatch := c.watchHangup(hangup)
+		return func() bool { stopWatch(); return true }
+	}
+	var (
+		mu        sync.Mutex
+		stopped   bool
+		stopWatch func()
+	)
+	timer := time.AfterFunc(d, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			stopWatch = c.watchHangup(hangup)
+		}
+	})
+	return func() bool {
+		timer.Stop()
+		mu.Lock()
+		stopped = true
+		started := stopWatch
+		mu.Unlock()
+		if started != nil {
+			started()
+		}
+		return started != nil
 	}
 }
 

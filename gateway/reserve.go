@@ -8,10 +8,12 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// reserve answers reserve (timeout < 0) and reserve-with-timeout. The backend answers at once
-// in the common case, when work is queued; only if nothing is ready are the replies queued so
-// far flushed, the connection counted as waiting, and the socket watched for a hang-up while
-// the backend waits.
+// reserve answers reserve (timeout < 0) and reserve-with-timeout. The memory backend answers at
+// once in the common case, when work is queued; only if nothing is ready are the replies queued
+// so far flushed, the connection counted as waiting, and the socket watched for a hang-up while
+// the backend waits. A store that waits itself (Redis, PostgreSQL) gets, after a reserve that
+// had to wait, one waiting call, which tries at once; the socket is then watched only if that
+// call lasts (hangupWatchDelay), and only such a lasting call counts as having waited.
 func (c *conn) reserve(timeout time.Duration) bool {
 	c.markWorker()
 	if !c.sessionOrError() {
@@ -28,12 +30,20 @@ func (c *conn) reserve(timeout time.Duration) bool {
 		if job, answered, err = c.startReserve(rs, params, timeout); answered {
 			return true
 		}
+	} else if timeout != 0 && c.waited && !c.srv.nonBlocking {
+		// A store that waits (Redis, PostgreSQL) tries at once inside its waiting call. After a
+		// reserve that had to wait, the next one most likely waits too, and asking with timeout
+		// 0 first would only cost the store a round trip.
+		if job, err = c.waitReserve(params, timeout, hangupWatchDelay); err == nil {
+			return true // waitReserve has answered
+		}
 	} else {
 		ctx, cancel := c.callContext()
 		job, err = c.srv.cfg.Backend.Reserve(ctx, params)
 		cancel()
+		c.waited = false
 		if errors.Is(err, backend.ErrTimedOut) && timeout != 0 {
-			if job, err = c.waitReserve(params, timeout); err == nil {
+			if job, err = c.waitReserve(params, timeout, 0); err == nil {
 				return true // waitReserve has answered
 			}
 		}
@@ -51,10 +61,16 @@ func (c *conn) reserve(timeout time.Duration) bool {
 	return true
 }
 
+// hangupWatchDelay is how long a reserve asked straight with its timeout runs before the socket
+// is watched for a hang-up: most get their job at once, and a watch costs a goroutine and a
+// read-deadline round trip to stop. A hang-up is then noticed at most this much later.
+const hangupWatchDelay = 5 * time.Millisecond
+
 // waitReserve waits for a job and, when one comes, answers RESERVED itself: it writes the reply
 // before it stops the hang-up watch, whose stopping costs a read-deadline round trip with the
-// watching goroutine, so that cost is not part of the wake-up latency clients see.
-func (c *conn) waitReserve(params backend.ReserveParams, timeout time.Duration) (*backend.Job, error) {
+// watching goroutine, so that cost is not part of the wake-up latency clients see. The watch
+// starts after watchAfter.
+func (c *conn) waitReserve(params backend.ReserveParams, timeout, watchAfter time.Duration) (*backend.Job, error) {
 	if !c.flush() {
 		return nil, errHangup
 	}
@@ -71,13 +87,13 @@ func (c *conn) waitReserve(params backend.ReserveParams, timeout time.Duration) 
 		ctx, cancel = context.WithTimeout(ctx, timeout+c.srv.cfg.BackendTimeout)
 		defer cancel()
 	}
-	stop := c.watchHangup(hangup)
+	stop := c.watchHangupAfter(watchAfter, hangup)
 	params.Timeout = timeout
 	job, err := c.srv.cfg.Backend.Reserve(ctx, params)
 	if err == nil {
 		c.sendReserved(job)
 	}
-	stop()
+	c.waited = stop()
 	if err != nil && errors.Is(context.Cause(ctx), errHangup) {
 		return nil, errHangup
 	}
