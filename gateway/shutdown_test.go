@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,11 +31,7 @@ func TestShutdownEndsWaitingReserves(t *testing.T) {
 	require.NoError(t, err)
 	defer probe.Close()
 	pr := bufio.NewReader(probe)
-	require.Eventually(t, func() bool {
-		_, err := io.WriteString(probe, "stats\r\n")
-		require.NoError(t, err)
-		return strings.Contains(readStats(t, pr), "\ncurrent-waiting: 2\n")
-	}, 10*time.Second, 5*time.Millisecond, "both reserves must be waiting before the shutdown")
+	requireWaiting(t, probe, pr, 2) // both reserves wait before the shutdown
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	require.NoError(t, srv.Shutdown(ctx), "connections must end before the shutdown limit")

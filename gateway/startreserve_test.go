@@ -49,11 +49,7 @@ func TestDeliveryToASlowReaderDoesNotHoldUpThePut(t *testing.T) {
 
 	_, err = io.WriteString(consumer, "reserve\r\n")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		_, err := io.WriteString(producer, "stats\r\n")
-		require.NoError(t, err)
-		return strings.Contains(readStats(t, pr), "\ncurrent-waiting: 1\n")
-	}, 10*time.Second, 5*time.Millisecond, "the consumer never started waiting")
+	requireWaiting(t, producer, pr, 1)
 
 	body := bytes.Repeat([]byte("0123456789abcdef"), size/16)
 	_, err = fmt.Fprintf(producer, "put 0 0 60 %d\r\n%s\r\n", size, body)
@@ -79,6 +75,18 @@ func TestDeliveryToASlowReaderDoesNotHoldUpThePut(t *testing.T) {
 	line, err = cr.ReadString('\n')
 	require.NoError(t, err)
 	require.Equal(t, "DELETED\r\n", line)
+}
+
+// requireWaiting polls stats over probe (read through pr) until the server counts n
+// connections in current-waiting.
+func requireWaiting(t *testing.T, probe io.Writer, pr *bufio.Reader, n int) {
+	t.Helper()
+	want := fmt.Sprintf("\ncurrent-waiting: %d\n", n)
+	require.Eventually(t, func() bool {
+		_, err := io.WriteString(probe, "stats\r\n")
+		require.NoError(t, err)
+		return strings.Contains(readStats(t, pr), want)
+	}, 10*time.Second, 5*time.Millisecond, "current-waiting never became %d", n)
 }
 
 // readStats reads one stats reply and returns its YAML.

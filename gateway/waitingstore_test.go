@@ -33,7 +33,7 @@ func (s *waitingStore) Reserve(ctx context.Context, p backend.ReserveParams) (*b
 // The worker's first reserve waits for a put from the probe; its second then waits, and the
 // function returns once the server counts that one as waiting, with the store's Reserve calls
 // made before it.
-func startWaitingReserve(t *testing.T) (store *waitingStore, worker net.Conn, probe *bufio.ReadWriter, before int32) {
+func startWaitingReserve(t *testing.T) (store *waitingStore, worker net.Conn, probe *probeConn, before int32) {
 	t.Helper()
 	store = &waitingStore{Backend: newMemory(t)}
 	addr, _ := gatewaytest.StartServer(t, store, gateway.Config{})
@@ -47,10 +47,10 @@ func startWaitingReserve(t *testing.T) (store *waitingStore, worker net.Conn, pr
 	worker = dial()
 	wr := bufio.NewReader(worker)
 	p := dial()
-	probe = bufio.NewReadWriter(bufio.NewReader(p), bufio.NewWriter(p))
+	probe = &probeConn{p, bufio.NewReader(p)}
 	_, err := io.WriteString(worker, "reserve\r\n")
 	require.NoError(t, err)
-	requireWaiting(t, probe, 1)
+	requireWaiting(t, probe.Conn, probe.r, 1)
 	putOne(t, probe)
 	line, err := wr.ReadString('\n')
 	require.NoError(t, err)
@@ -60,31 +60,24 @@ func startWaitingReserve(t *testing.T) (store *waitingStore, worker net.Conn, pr
 	before = store.reserves.Load()
 	_, err = io.WriteString(worker, "reserve\r\n")
 	require.NoError(t, err)
-	requireWaiting(t, probe, 1)
+	requireWaiting(t, probe.Conn, probe.r, 1)
 	return store, worker, probe, before
 }
 
-// putOne puts a job with body "x" through probe.
-func putOne(t *testing.T, probe *bufio.ReadWriter) {
-	t.Helper()
-	_, err := probe.WriteString("put 0 0 60 1\r\nx\r\n")
-	require.NoError(t, err)
-	require.NoError(t, probe.Flush())
-	line, err := probe.ReadString('\n')
-	require.NoError(t, err)
-	require.True(t, strings.HasPrefix(line, "INSERTED "), line)
+// probeConn is a client connection and its reader.
+type probeConn struct {
+	net.Conn
+	r *bufio.Reader
 }
 
-// requireWaiting polls stats until current-waiting is n.
-func requireWaiting(t *testing.T, probe *bufio.ReadWriter, n int) {
+// putOne puts a job with body "x" through probe.
+func putOne(t *testing.T, probe *probeConn) {
 	t.Helper()
-	want := "\ncurrent-waiting: " + string(rune('0'+n)) + "\n"
-	require.Eventually(t, func() bool {
-		_, err := probe.WriteString("stats\r\n")
-		require.NoError(t, err)
-		require.NoError(t, probe.Flush())
-		return strings.Contains(readStats(t, probe.Reader), want)
-	}, 10*time.Second, 5*time.Millisecond, "current-waiting never became %d", n)
+	_, err := io.WriteString(probe, "put 0 0 60 1\r\nx\r\n")
+	require.NoError(t, err)
+	line, err := probe.r.ReadString('\n')
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(line, "INSERTED "), line)
 }
 
 // After a reserve that had to wait, the next reserve that waits costs such a store one call: no
@@ -105,5 +98,5 @@ func TestWaitingStoreNoticesAHangUpDuringTheWait(t *testing.T) {
 	t.Parallel()
 	_, worker, probe, _ := startWaitingReserve(t)
 	require.NoError(t, worker.Close())
-	requireWaiting(t, probe, 0)
+	requireWaiting(t, probe.Conn, probe.r, 0)
 }
