@@ -150,9 +150,9 @@ func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
 const dueGuard = 100 * time.Microsecond
 
 // dueIn is how long from now the due time at (ms) the reserve script reported in out is.
-// Without an injected clock it is at − now (Redis's clock, now to the µs: counting from the whole millisecond
-// made every wait up to a millisecond too long) counted from when the script was sent, not from
-// when its reply came back: the script ran after it was sent, and its reply may come back much
+// Without an injected clock it is at − now (Redis's clock, now to the µs: counting from the
+// whole millisecond made every wait up to a millisecond too long) counted from when the script
+// was sent, not from when its reply came back: the script ran after it was sent, and its reply may come back much
 // later than it ran (with one batch in flight, a waiter's reply comes with a batch of others;
 // counting from the reply made every due time that much late, and a delayed job's lateness
 // with it).
