@@ -20,11 +20,13 @@ func callErr(op string, err error) error {
 }
 
 // ownerOp runs a statement that acts on one job (release, bury, touch, kick-job) and reports
-// ErrNotFound when it matched no row. It returns the tube column. Release, bury and touch need no
+// ErrNotFound when it matched no row. It returns the tube column, the first, and scans any further
+// columns into more. Release, bury and touch need no
 // promote step: they act only on a reservation whose deadline has not passed, and an expired one
 // is promoted by whoever next looks at it.
-func (b *Backend) ownerOp(ctx context.Context, op, stmt string, promote bool, args ...any) (string, error) {
+func (b *Backend) ownerOp(ctx context.Context, op, stmt string, promote bool, more []any, args ...any) (string, error) {
 	var tube string
+	dest := append([]any{&tube}, more...)
 	found := false
 	err := b.run(ctx, op, func(ctx context.Context) error {
 		found = false
@@ -33,7 +35,7 @@ func (b *Backend) ownerOp(ctx context.Context, op, stmt string, promote bool, ar
 			b.promote(bt)
 		}
 		bt.Queue(stmt, args...).Query(func(rows pgx.Rows) error {
-			_, err := pgx.ForEachRow(rows, []any{&tube}, func() error { found = true; return nil })
+			_, err := pgx.ForEachRow(rows, dest, func() error { found = true; return nil })
 			return err
 		})
 		return b.batch(ctx, bt)
@@ -52,12 +54,13 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 	if p.ID > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	tube, err := b.ownerOp(ctx, "release", b.st.get("release"), false,
+	var announced bool // ready, or delayed and due first in its tube
+	tube, err := b.ownerOp(ctx, "release", b.st.get("release"), false, []any{&announced},
 		b.now(), string(p.Session), int64(p.ID), int64(p.Priority), p.Delay.Microseconds(), b.leases.list())
 	if err != nil {
 		return err
 	}
-	if p.Delay <= 0 {
+	if announced {
 		b.waiters.wake(tube, 1)
 	}
 	return nil
@@ -68,7 +71,7 @@ func (b *Backend) Bury(ctx context.Context, s backend.SessionID, id uint64, prio
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	_, err := b.ownerOp(ctx, "bury", b.st.get("bury"), false, b.now(), string(s), int64(id), int64(priority))
+	_, err := b.ownerOp(ctx, "bury", b.st.get("bury"), false, nil, b.now(), string(s), int64(id), int64(priority))
 	return err
 }
 
@@ -77,7 +80,7 @@ func (b *Backend) Touch(ctx context.Context, s backend.SessionID, id uint64) err
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	_, err := b.ownerOp(ctx, "touch", b.st.get("touch"), false, b.now(), string(s), int64(id))
+	_, err := b.ownerOp(ctx, "touch", b.st.get("touch"), false, nil, b.now(), string(s), int64(id))
 	return err
 }
 
@@ -117,7 +120,7 @@ func (b *Backend) KickJob(ctx context.Context, id uint64) error {
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	tube, err := b.ownerOp(ctx, "kick-job", b.st.get("kick_job"), true, int64(id))
+	tube, err := b.ownerOp(ctx, "kick-job", b.st.get("kick_job"), true, nil, int64(id))
 	if err != nil {
 		return err
 	}

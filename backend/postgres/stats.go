@@ -139,14 +139,14 @@ func (b *Backend) ListTubes(ctx context.Context) ([]string, error) {
 
 // PauseTube pauses tube for d (0: unpause at once).
 func (b *Backend) PauseTube(ctx context.Context, tube string, d time.Duration) error {
-	found := false
+	found, announced := false, false // announced: unpaused, or its pause ends sooner than it did
 	err := b.run(ctx, "pause-tube", func(ctx context.Context) error {
 		rows, err := b.pool.Query(ctx, b.st.get("pause_tube"), b.now(), tube, d.Microseconds())
 		if err != nil {
 			return err
 		}
 		var name string
-		_, err = pgx.ForEachRow(rows, []any{&name}, func() error { found = true; return nil })
+		_, err = pgx.ForEachRow(rows, []any{&name, &announced}, func() error { found = true; return nil })
 		return err
 	})
 	if err != nil {
@@ -155,7 +155,7 @@ func (b *Backend) PauseTube(ctx context.Context, tube string, d time.Duration) e
 	if !found {
 		return backend.ErrNotFound
 	}
-	if d <= 0 {
+	if announced {
 		b.waiters.wake(tube, 0)
 	}
 	return nil

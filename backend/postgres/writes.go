@@ -36,9 +36,11 @@ type deletion struct {
 	session string
 }
 
-// writeResult is a put's id or whether a delete found its job.
+// writeResult is a put's id and whether the job is delayed and due first in its tube, or whether
+// a delete found its job.
 type writeResult struct {
 	id      uint64
+	heads   bool
 	deleted bool
 }
 
@@ -54,7 +56,7 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 	if err != nil {
 		return 0, callErr("put", err)
 	}
-	if p.Delay <= 0 {
+	if p.Delay <= 0 || res.heads { // a waiter times its next try by the earliest due time it saw
 		b.waiters.wake(p.Tube, 1)
 	}
 	return res.id, nil
@@ -109,8 +111,9 @@ func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult,
 		if len(putAt) > 0 {
 			bt.Queue(b.st.get("put"), now, tubes, prios, delays, ttrs, bodies, own).Query(func(rows pgx.Rows) error {
 				var ord, id int64
-				_, err := pgx.ForEachRow(rows, []any{&ord, &id}, func() error {
-					res[putAt[ord-1]].id = uint64(id)
+				var heads bool
+				_, err := pgx.ForEachRow(rows, []any{&ord, &id, &heads}, func() error {
+					res[putAt[ord-1]] = writeResult{id: uint64(id), heads: heads}
 					return nil
 				})
 				return err
