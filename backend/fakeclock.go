@@ -86,3 +86,18 @@ func (c *FakeClock) Pending() int {
 	defer c.mu.Unlock()
 	return len(c.timers)
 }
+
+// AdvanceUntil advances c by step, up to n times, until ch yields, giving ch up to wait in real
+// time after each step; ok is false if it never did. Stepping covers news that reaches the
+// waiter before or after an advance (a waiter re-arming its timer for a sooner time, say).
+func AdvanceUntil[T any](c *FakeClock, ch <-chan T, step time.Duration, n int, wait time.Duration) (v T, ok bool) {
+	for range n {
+		c.Advance(step)
+		select {
+		case v = <-ch:
+			return v, true
+		case <-time.After(wait):
+		}
+	}
+	return v, false
+}
