@@ -124,6 +124,15 @@ var reserveCases = []testCase{
 		h.advance(time.Second)
 		p.requireJob(id)
 	}},
+	{"WaitingReserveGetsADelayedJobPutLaterButDueSooner", func(h *harness) {
+		// The waiter knows the hour-long delay; the job due in a second must reach it on time.
+		h.session().put(job{delay: time.Hour})
+		p := h.session().reserveAsync(forever)
+		p.requireWaiting()
+		id := h.session().put(job{delay: time.Second})
+		h.advance(time.Second)
+		p.requireJob(id)
+	}},
 	{"DelayMaturingBeforeTheTimeoutWinsWhenTheClockJumpsPastBoth", func(h *harness) {
 		c := h.session()
 		id := c.put(job{delay: 3 * time.Second})
