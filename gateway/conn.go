@@ -120,10 +120,12 @@ func (c *conn) trace(line []byte) {
 	c.srv.log.Log(c.ctx, levelTrace, "command", "session", c.sid, "line", fmt.Sprintf("%q", line))
 }
 
-// finish closes the socket and ends the session, returning its reservations.
+// finish ends the session, returning its reservations, and then closes the socket: a client
+// that sees EOF (after quit, say) and asks on another connection finds the jobs back and the
+// tubes dropped, as beanstalkd does both before it reads anything else.
 func (c *conn) finish() {
 	c.cancel()
-	_ = c.nc.Close()
+	defer func() { _ = c.nc.Close() }()
 	st := c.srv.stats
 	st.connections.Add(-1)
 	if c.producer {
