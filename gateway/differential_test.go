@@ -20,7 +20,7 @@ import (
 // Transcripts that mark a deliberate difference are skipped here, with their reason.
 func TestTranscriptsAgainstRealBeanstalkd(t *testing.T) {
 	bin := beanstalkdBinary(t)
-	for _, tr := range gatewaytest.Transcripts() {
+	for _, tr := range append(gatewaytest.Transcripts(), gatewaytest.OrderTranscripts()...) {
 		t.Run(tr.Name, func(t *testing.T) {
 			if tr.Differs != "" {
 				t.Skip("deliberate difference: " + tr.Differs)

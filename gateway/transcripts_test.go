@@ -5,6 +5,7 @@ import (
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory"
+	"github.com/beangate/beangate/gateway"
 	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
@@ -18,4 +19,15 @@ func newMemoryTB(t testing.TB) backend.Backend {
 
 func TestTranscriptsOverMemory(t *testing.T) {
 	gatewaytest.RunTranscripts(t, newMemory)
+}
+
+// TestOrderTranscriptsOverMemory: the memory backend keeps beanstalkd's tube order.
+func TestOrderTranscriptsOverMemory(t *testing.T) {
+	for _, tr := range gatewaytest.OrderTranscripts() {
+		t.Run(tr.Name, func(t *testing.T) {
+			t.Parallel()
+			addr, _ := gatewaytest.StartServer(t, newMemory(t), gateway.Config{MaxJobSize: tr.MaxJobSize})
+			gatewaytest.Play(t, addr, tr, false)
+		})
+	}
 }

@@ -122,9 +122,17 @@ func (b *Backend) unlock() {
 type session struct {
 	id       backend.SessionID
 	using    *tube
-	watching map[*tube]struct{}
+	watching []*tube              // in beanstalkd's order: removal moves the last entry into the gap
 	reserved indexedHeap[*job]    // its reserved jobs, by (deadline, id)
 	waiters  map[*waiter]struct{} // its blocked Reserve calls (normally at most one); nil until the first
+}
+
+// unwatchAt removes watch-list entry i as beanstalkd's arrays do: the last entry fills the gap.
+func (s *session) unwatchAt(i int) {
+	last := len(s.watching) - 1
+	s.watching[i] = s.watching[last]
+	s.watching[last] = nil
+	s.watching = s.watching[:last]
 }
 
 func (b *Backend) sessionLocked(id backend.SessionID) (*session, error) {
@@ -149,7 +157,7 @@ func (b *Backend) BeginSession(ctx context.Context, id backend.SessionID) error 
 	s := &session{
 		id:       id,
 		using:    t,
-		watching: map[*tube]struct{}{t: {}},
+		watching: []*tube{t},
 		reserved: newIndexedHeap(byDeadline, setTubeIndex),
 	}
 	t.using++
@@ -181,12 +189,16 @@ func (b *Backend) EndSession(ctx context.Context, id backend.SessionID) error {
 		b.readyLocked(j, now)
 	}
 	delete(b.sessions, id)
-	s.using.using--
-	b.unrefLocked(s.using)
-	for t := range s.watching {
+	// beanstalkd drops the watch list first, removing entry 0 each time (so the last entry moves
+	// to the front), then the used tube; the order decides where emptied tubes leave list-tubes.
+	for len(s.watching) > 0 {
+		t := s.watching[0]
+		s.unwatchAt(0)
 		t.watching--
 		b.unrefLocked(t)
 	}
+	s.using.using--
+	b.unrefLocked(s.using)
 	return nil
 }
 

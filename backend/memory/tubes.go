@@ -3,6 +3,7 @@ package memory
 import (
 	"container/list"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -107,8 +108,8 @@ func (b *Backend) UseTube(ctx context.Context, id backend.SessionID, name string
 func (b *Backend) WatchTube(ctx context.Context, id backend.SessionID, name string) error {
 	return b.withSession(ctx, id, func(s *session) error {
 		t := b.tubeLocked(name)
-		if _, ok := s.watching[t]; !ok {
-			s.watching[t] = struct{}{}
+		if !slices.Contains(s.watching, t) {
+			s.watching = append(s.watching, t)
 			t.watching++
 		}
 		return nil
@@ -122,10 +123,11 @@ func (b *Backend) IgnoreTube(ctx context.Context, id backend.SessionID, name str
 		if t == nil {
 			return nil
 		}
-		if _, ok := s.watching[t]; !ok {
+		i := slices.Index(s.watching, t)
+		if i < 0 {
 			return nil
 		}
-		delete(s.watching, t)
+		s.unwatchAt(i)
 		t.watching--
 		b.unrefLocked(t)
 		return nil

@@ -368,3 +368,28 @@ func Transcripts() []Transcript {
 		}},
 	}
 }
+
+// OrderTranscripts check beanstalkd's list-tubes order after tubes were removed. The memory
+// backend reproduces it; shared stores (Redis, PostgreSQL) keep their own order, which the
+// README allows, so these are not in Transcripts.
+func OrderTranscripts() []Transcript {
+	return []Transcript{
+		// A closing conn drops its tube references as beanstalkd does: the watch list first, in
+		// the order its array removal gives (entry 0, then the last moved into its place, ...),
+		// then the used tube; each emptied tube leaves list-tubes by swap-with-last
+		// (protocol-spec §4.2, §4.4). Quit waits for the close, so the drop must come first.
+		{Name: "CloseDropsTheUsedTubeAfterTheWatchList", Steps: []Step{
+			{Conn: 0, Send: "use u\r\nwatch a\r\nwatch b\r\nwatch c\r\n", Expect: "USING u\r\nWATCHING 2\r\nWATCHING 3\r\nWATCHING 4\r\n"},
+			{Conn: 1, Send: "use z\r\nput 0 0 10 1\r\nx\r\nuse y\r\nput 0 0 10 1\r\nx\r\n", Expect: "USING z\r\nINSERTED 1\r\nUSING y\r\nINSERTED 2\r\n"},
+			{Conn: 0, Send: "quit\r\n", Then: Closed},
+			{Conn: 1, Send: "list-tubes\r\n", Expect: "OK 22\r\n---\n- default\n- z\n- y\n\r\n"},
+		}},
+		{Name: "CloseDropsTheWatchListInBeanstalkdsOrder", Steps: []Step{
+			{Conn: 0, Send: "watch a\r\nwatch b\r\nwatch c\r\nwatch d\r\n", Expect: "WATCHING 2\r\nWATCHING 3\r\nWATCHING 4\r\nWATCHING 5\r\n"},
+			{Conn: 1, Send: "use z\r\nput 0 0 10 1\r\nx\r\nuse y\r\nput 0 0 10 1\r\nx\r\nuse x\r\nput 0 0 10 1\r\nx\r\n",
+				Expect: "USING z\r\nINSERTED 1\r\nUSING y\r\nINSERTED 2\r\nUSING x\r\nINSERTED 3\r\n"},
+			{Conn: 0, Send: "quit\r\n", Then: Closed},
+			{Conn: 1, Send: "list-tubes\r\n", Expect: "OK 26\r\n---\n- default\n- x\n- z\n- y\n\r\n"},
+		}},
+	}
+}
