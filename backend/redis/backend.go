@@ -18,8 +18,8 @@
 //
 // Durability assumptions: Redis runs with AOF (appendonly yes; appendfsync always for no loss
 // of acknowledged jobs on power failure, everysec for at most a second) and maxmemory-policy
-// noeviction (an evicting policy silently drops jobs; New warns about it). Calls are never
-// retried by go-redis (MaxRetries -1), so a command is applied at most once.
+// noeviction (an evicting policy silently drops jobs). New warns when either is not so. Calls
+// are never retried by go-redis (MaxRetries -1), so a command is applied at most once.
 //
 // Statistics from this backend (job counts, totals, timeouts, tubes, per-tube counters, using
 // and watching, pause) are namespace-wide, across all gateways. list-tubes keeps beanstalkd's
@@ -141,16 +141,26 @@ func (b *Backend) start(ctx context.Context) error {
 	return nil
 }
 
-// checkServerSettings warns about an evicting maxmemory-policy; CONFIG may be disabled
-// (managed Redis), which is tolerated.
+// checkServerSettings warns about the settings whose absence loses jobs without an error: an
+// evicting maxmemory-policy drops job keys under memory pressure, and without AOF (appendonly
+// no, or appendfsync no) a Redis restart forgets acknowledged jobs. One CONFIG GET for all of
+// them. CONFIG may be disabled (managed Redis), which is tolerated.
 func (b *Backend) checkServerSettings(ctx context.Context) {
-	v, err := b.client.ConfigGet(ctx, "maxmemory-policy").Result()
+	cmd := goredis.NewMapStringStringCmd(ctx, "config", "get", "maxmemory-policy", "appendonly", "appendfsync")
+	_ = b.client.Process(ctx, cmd)
+	v, err := cmd.Result()
 	if err != nil {
-		b.opts.Logger.Info("redis: cannot read maxmemory-policy; make sure it is noeviction", "err", err)
+		b.opts.Logger.Info("redis: cannot read the server's settings; make sure maxmemory-policy is noeviction and appendonly yes", "err", err)
 		return
 	}
 	if p, ok := v["maxmemory-policy"]; ok && p != "noeviction" {
 		b.opts.Logger.Warn("redis: maxmemory-policy is not noeviction; Redis may evict jobs", "policy", p)
+	}
+	if a, ok := v["appendonly"]; ok && a != "yes" {
+		b.opts.Logger.Warn("redis: appendonly is not yes; a Redis restart loses the jobs put since its last snapshot", "appendonly", a)
+	} else if f, ok := v["appendfsync"]; ok && f == "no" {
+		// everysec (at most a second lost) and always are documented choices; no is not.
+		b.opts.Logger.Warn("redis: appendfsync is no; a Redis host crash may lose acknowledged jobs", "appendfsync", f)
 	}
 }
 
