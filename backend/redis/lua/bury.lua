@@ -1,5 +1,6 @@
 -- bury: move a job reserved by the session to the end of its tube's buried list, with a new
 -- priority; buries += 1.
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = id (padded), ARGV[5] = priority
 -- returns 1, or 0 unless the job is reserved by the session
 local s, m, pri = ARGV[3], ARGV[4], ARGV[5]

@@ -1,4 +1,5 @@
 -- delete: remove a job that is ready, delayed, buried, or reserved by the session.
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = id (padded)
 -- returns 1, or 0 if missing or reserved by another session
 local s, m = ARGV[3], ARGV[4]

@@ -1,4 +1,5 @@
 -- job_stats: describe a job (after its tube's due transitions).
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = id (padded)
 -- returns {id, tube, state, priority, age ms, delay ms, ttr ms, time-left ms,
 --          reserves, timeouts, releases, buries, kicks}, or nil if missing

@@ -1,5 +1,6 @@
 -- kick: move up to bound jobs of tube to ready: buried ones (oldest first) if it has any, else
 -- delayed ones (soonest first); kicks += 1 each.
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = tube, ARGV[4] = bound (decimal, up to 2^64-1)
 -- returns how many moved (0 if the tube does not exist)
 local t = ARGV[3]

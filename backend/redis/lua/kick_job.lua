@@ -1,4 +1,5 @@
 -- kick_job: move one buried or delayed job to ready; kicks += 1.
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = id (padded)
 -- returns 1, or 0 if missing or in another state
 local m = ARGV[3]

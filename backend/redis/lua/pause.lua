@@ -1,5 +1,6 @@
 -- pause: stop reserves from taking jobs from tube for d ms; d == 0 unpauses at once
 -- (notifying the tube), and so does a pause that ends sooner than the one it replaces. The tube's pause counter += 1 either way.
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = tube, ARGV[4] = d ms
 -- returns 1, or 0 if the tube does not exist
 local t, d = ARGV[3], tonumber(ARGV[4])

@@ -1,4 +1,5 @@
 -- peek: return a job in whatever state (as of now).
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = id (padded)
 -- returns {id, tube, priority, body}, or nil if missing
 local m = ARGV[3]

@@ -1,5 +1,6 @@
 -- peek_state: return the next job of tube in a state: ready (what a reserve would get, paused
 -- or not), delayed (soonest due) or buried (oldest).
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = tube, ARGV[4] = 'ready' | 'delayed' | 'buried'
 -- returns {id, tube, priority, body}, or nil if none or the tube does not exist
 local t, st = ARGV[3], ARGV[4]

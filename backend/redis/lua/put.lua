@@ -1,4 +1,5 @@
 -- put: store a new job, delayed when delay > 0 (see to_delayed), else ready (notifying its tube).
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = tube, ARGV[4] = priority, ARGV[5] = delay ms, ARGV[6] = TTR ms, ARGV[7] = body
 -- returns the new job id (integer, from the namespace-wide INCR sequence)
 local t, pri, delay = ARGV[3], ARGV[4], tonumber(ARGV[5])

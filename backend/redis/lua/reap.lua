@@ -1,5 +1,6 @@
 -- reap: end every session of every gateway process whose heartbeat lease has expired (the
 -- process died without ending its sessions). Idempotent; any gateway may run it.
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV: only the common ones
 -- returns the number of sessions ended
 local n = 0

@@ -1,5 +1,6 @@
 -- release: return a job reserved by the session to ready (delay 0, notifying its tube) or
 -- delayed (see to_delayed), with a new priority; releases += 1.
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = id (padded), ARGV[5] = priority, ARGV[6] = delay ms
 -- returns 1, or 0 unless the job is reserved by the session
 local s, m, pri, delay = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])

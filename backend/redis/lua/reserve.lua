@@ -1,6 +1,7 @@
 -- reserve: reserve for the session the ready job with the lowest (priority, id) over the
 -- watched tubes, skipping paused ones, after applying their due transitions (and expiring the
 -- session's own overdue reservations wherever they are).
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = DEADLINE_SOON margin ms,
 -- ARGV[5] = wait mode: the sum of 1 (an earlier try of this reserve was counted as waiting:
 --           uncount it) and 2 (count it as waiting on the watched tubes if nothing is found,

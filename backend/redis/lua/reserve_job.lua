@@ -1,5 +1,6 @@
 -- reserve_job: reserve job id for the session if it is ready, delayed or buried (any tube,
 -- paused or not).
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = id (padded)
 -- returns {id, tube, priority, body}, or nil if the job is missing or reserved
 local s, m = ARGV[3], ARGV[4]

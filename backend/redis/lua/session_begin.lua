@@ -1,5 +1,6 @@
 -- session_begin: register a session that uses and watches 'default', and refresh its
 -- process's heartbeat lease.
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = process, ARGV[5] = lease TTL ms
 -- returns 1, or 0 if the session already existed (nothing changed)
 local s, proc = ARGV[3], ARGV[4]

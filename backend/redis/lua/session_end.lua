@@ -1,5 +1,6 @@
 -- session_end: forget a session: its reservations return to ready at once (counters
 -- unchanged), its tube references are dropped and unreferenced empty tubes vanish.
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = process
 -- returns 1
 end_session(ARGV[3], ARGV[4])

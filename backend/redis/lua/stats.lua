@@ -1,4 +1,5 @@
 -- stats: the namespace-wide figures (after applying every tube's due transitions).
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV: only the common ones
 -- returns {urgent, ready, reserved, delayed, buried, total jobs, job timeouts, tubes}
 local u, r, res, d, b = 0, 0, 0, 0, 0

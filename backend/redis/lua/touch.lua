@@ -1,4 +1,5 @@
 -- touch: reset the deadline of a job reserved by the session to now + its TTR.
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = id (padded)
 -- returns 1, or 0 unless the job is reserved by the session
 local s, m = ARGV[3], ARGV[4]

@@ -1,4 +1,5 @@
 -- tube_stats: describe a tube (after its due transitions).
+-- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = tube
 -- returns {urgent, ready, reserved, delayed, buried, total, using, watching, deletes,
 --          pauses, pause ms, pause-time-left ms}, or nil if the tube does not exist
