@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 
 	"github.com/beangate/beangate/backend"
 	beanredis "github.com/beangate/beangate/backend/redis"
+	"github.com/beangate/beangate/gateway"
+	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
 // privateRedis is a redis-server of the test's own (AOF, fsync always) on a free port, so that
@@ -145,4 +148,68 @@ func TestSlowRedisFailsWithinCommandTimeout(t *testing.T) {
 	_, err := b.Put(context.Background(), backend.PutParams{Tube: "default", TTR: time.Second, Body: []byte("x")})
 	require.Error(t, err)
 	require.Less(t, time.Since(began), 4*timeout, "the call must give up at about CommandTimeout")
+}
+
+// Over the wire: while Redis is down or stalled, each command answers INTERNAL_ERROR within
+// about the configured timeout and the connection stays open; when Redis is back, the same
+// connection works again (the backend reconnects by itself) and every job acknowledged with
+// INSERTED, before or after, is there.
+func TestRedisFailureAnswersInternalErrorOnAnOpenConnection(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// disturb makes Redis fail; the returned func ends that.
+		disturb func(t *testing.T, srv *privateRedis) (restore func())
+	}{
+		{"Redis killed and restarted", func(t *testing.T, srv *privateRedis) func() {
+			srv.kill()
+			return srv.start
+		}},
+		{"Redis stalled", func(t *testing.T, srv *privateRedis) func() {
+			admin := srv.client()
+			defer admin.Close()
+			require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", 1500, "ALL").Err())
+			return func() {} // the pause ends by itself
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := startPrivateRedis(t)
+			const timeout = 300 * time.Millisecond
+			b := srv.newBackend("wire", timeout)
+			addr, _ := gatewaytest.StartServer(t, b, gateway.Config{BackendTimeout: timeout})
+			c := gatewaytest.Dial(t, addr)
+			var acked []string
+			put := func() string {
+				reply := c.Do("put 0 0 60 7\r\nkeep me\r\n", "{*}\r\n")
+				if strings.HasPrefix(reply, "INSERTED ") {
+					acked = append(acked, strings.TrimSpace(reply[len("INSERTED "):]))
+				}
+				return reply
+			}
+			for range 5 {
+				require.Regexp(t, `^INSERTED \d+\r\n$`, put())
+			}
+
+			restore := tt.disturb(t, srv)
+			for _, cmd := range []func() string{
+				put,
+				func() string { return c.Do("peek "+acked[0]+"\r\n", "{*}\r\n") },
+				func() string { return c.Do("stats-tube default\r\n", "{*}\r\n") },
+			} {
+				began := time.Now()
+				require.Equal(t, "INTERNAL_ERROR\r\n", cmd())
+				require.Less(t, time.Since(began), 4*timeout, "a failing command must answer at about the timeout")
+			}
+
+			restore()
+			require.Eventually(t, func() bool { return strings.HasPrefix(put(), "INSERTED ") },
+				10*time.Second, 50*time.Millisecond, "the same connection never worked again")
+			for _, id := range acked {
+				c.Do("peek "+id+"\r\n", "FOUND "+id+" 7\r\nkeep me\r\n")
+			}
+			c.Do("reserve-with-timeout 0\r\n", "RESERVED "+acked[0]+" 7\r\nkeep me\r\n")
+		})
+	}
 }
