@@ -140,7 +140,7 @@ func (c *conn) finish() {
 	ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.BackendTimeout)
 	defer cancel()
 	if err := c.srv.cfg.Backend.EndSession(ctx, c.sid); err != nil {
-		c.srv.log.Error("ending session failed; its reservations return at their TTR", "session", c.sid, "err", err)
+		c.srv.log.Error("ending session failed; its reservations return when the backend ends it, at the latest at their TTR", "session", c.sid, "err", err)
 	}
 }
 

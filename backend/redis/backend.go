@@ -13,8 +13,15 @@
 // a job reservable publishes its tube) plus a timer for the next due time the reserve script
 // reports; correctness never depends on a publish arriving.
 //
-// Each gateway process keeps a heartbeat lease; every Backend periodically ends the sessions of
-// processes whose lease expired, so a gateway that dies does not strand its reservations.
+// Each gateway process keeps a heartbeat lease (LeaseTTL, renewed every LeaseTTL/3); every
+// Backend runs the reaper (lua/reap.lua) every LeaseTTL/2, which ends the sessions of
+// processes whose lease has stayed missing for a grace of LeaseTTL/2, so a gateway that dies
+// does not strand its reservations. The first run that finds a lease missing only suspects its
+// process: after a Redis outage longer than the lease every lease has expired, and the live
+// gateways renew theirs within the grace. A dead gateway's reservations return within
+// LeaseTTL + grace + two reaper periods, 2.5 × LeaseTTL (12.5 s with the default 5 s lease),
+// sooner when several gateways run the reaper. A session end that fails (Redis unreachable
+// when a connection closes) is retried in the background until it succeeds (lease.go).
 //
 // Durability assumptions: Redis runs with AOF (appendonly yes; appendfsync always for no loss
 // of acknowledged jobs on power failure, everysec for at most a second) and maxmemory-policy
@@ -68,6 +75,9 @@ type Backend struct {
 	procsMu sync.Mutex
 	procs   map[string]struct{} // gateway processes whose lease this Backend keeps alive
 
+	unendedMu sync.Mutex
+	unended   map[backend.SessionID]struct{} // sessions whose end failed, retried (lease.go)
+
 	stop      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -89,6 +99,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		sc:         loadScripts(),
 		waiters:    newWaiters(),
 		procs:      map[string]struct{}{},
+		unended:    map[backend.SessionID]struct{}{},
 		stop:       make(chan struct{}),
 	}
 	b.keys = []string{b.base + ":stats"}
@@ -134,10 +145,11 @@ func (b *Backend) start(ctx context.Context) error {
 		_ = b.pubsub.Close()
 		return fmt.Errorf("backend/redis: subscribe: %w", err)
 	}
-	b.wg.Add(3)
+	b.wg.Add(4)
 	go b.listen()
 	go b.heartbeatLoop()
 	go b.reapLoop()
+	go b.retryEndsLoop()
 	return nil
 }
 
@@ -164,9 +176,10 @@ func (b *Backend) checkServerSettings(ctx context.Context) {
 	}
 }
 
-// Close stops the heartbeats, the reaper and the subscription. Sessions are NOT ended: to the
-// other gateways this looks like a crash, and their reapers return this process's
-// reservations once its lease expires.
+// Close stops the heartbeats, the reaper, the retries of failed session ends and the
+// subscription. Sessions are NOT ended (nor those whose end was being retried): to the other
+// gateways this looks like a crash, and their reapers return this process's reservations once
+// its lease has expired (see reap.lua for the grace).
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
 		close(b.stop)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"maps"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -113,3 +115,13 @@ func newTestBackend(t testing.TB, prefix string, clock backend.Clock, lease time
 	t.Cleanup(func() { _ = b.Close() })
 	return b
 }
+
+// UnendedSessions lists the sessions whose end failed and is still to be retried.
+func UnendedSessions(b *Backend) []backend.SessionID {
+	b.unendedMu.Lock()
+	defer b.unendedMu.Unlock()
+	return slices.Collect(maps.Keys(b.unended))
+}
+
+// ReapGrace is how long a lease must have been seen missing before its process is reaped.
+func ReapGrace(b *Backend) time.Duration { return b.reapGrace() }

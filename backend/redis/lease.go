@@ -2,6 +2,9 @@ package redis
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 )
 
@@ -41,11 +44,27 @@ func (b *Backend) heartbeat() {
 	pipe := b.client.Pipeline()
 	for _, p := range procs {
 		pipe.Set(ctx, b.base+":lease:"+p, 1, b.opts.LeaseTTL)
+		// A renewed lease clears a reaper's suspicion at once (see lua/reap.lua), not only
+		// when the next reaper run sees the lease.
+		pipe.Del(ctx, b.base+":suspect:"+p)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		b.opts.Logger.Warn("redis: heartbeat failed", "err", err)
 	}
 }
+
+// reapGrace is how long a missing lease must have been seen missing before its process's
+// sessions are ended: longer than the heartbeat period (LeaseTTL/3), so that a live gateway
+// whose lease expired during a Redis outage renews it first. A dead gateway's reservations
+// thus return within LeaseTTL + reapGrace + two reaper periods (2.5 × LeaseTTL): its lease
+// expires, the next run suspects it, and the first run a grace later reaps it.
+func (b *Backend) reapGrace() time.Duration { return b.opts.LeaseTTL / 2 }
+
+// suspicionTTL is how long a suspicion lasts without a reaper run finding the lease missing
+// again: a few reaper periods, so that runs late by a period or two still confirm it, while a
+// gap longer than that (Redis down, so no heartbeat could renew the lease either) starts the
+// grace over.
+func (b *Backend) suspicionTTL() time.Duration { return 2 * b.opts.LeaseTTL }
 
 // reapLoop ends the sessions of dead gateway processes, every LeaseTTL/2.
 func (b *Backend) reapLoop() {
@@ -56,10 +75,12 @@ func (b *Backend) reapLoop() {
 	})
 }
 
-// Reap ends now every session of every gateway process whose lease has expired, and reports
-// how many. The reaper loop calls it; it is idempotent and safe from any number of gateways.
+// Reap ends now every session of every gateway process whose lease has been missing for the
+// grace period (see reapGrace; a run that first finds a lease missing only records that), and
+// reports how many. The reaper loop calls it; it is idempotent and safe from any number of
+// gateways.
 func (b *Backend) Reap(ctx context.Context) error {
-	res, err := b.call(ctx, opReap)
+	res, err := b.call(ctx, opReap, ms(b.reapGrace()), ms(b.suspicionTTL()))
 	if err != nil {
 		return err
 	}
@@ -67,4 +88,35 @@ func (b *Backend) Reap(ctx context.Context) error {
 		b.opts.Logger.Info("redis: ended sessions of dead gateways", "sessions", n)
 	}
 	return nil
+}
+
+// retryEndsLoop retries the ends that failed (see EndSession), three times per LeaseTTL.
+func (b *Backend) retryEndsLoop() {
+	b.every(b.opts.LeaseTTL/3, b.retryEnds)
+}
+
+// retryEnds tries again to end each session whose end failed. They are ended concurrently, so
+// that the batcher sends them together after an outage that left many behind.
+func (b *Backend) retryEnds() {
+	b.unendedMu.Lock()
+	ss := slices.Collect(maps.Keys(b.unended))
+	b.unendedMu.Unlock()
+	if len(ss) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range ss {
+		wg.Go(func() {
+			if _, err := b.call(ctx, opSessionEnd, string(s), s.Process()); err != nil {
+				return // logged when it first failed; tried again next tick
+			}
+			b.unendedMu.Lock()
+			delete(b.unended, s)
+			b.unendedMu.Unlock()
+			b.opts.Logger.Info("redis: ended a session on retry; its reservations are ready again", "session", s)
+		})
+	}
+	wg.Wait()
 }

@@ -156,23 +156,7 @@ func TestSlowRedisFailsWithinCommandTimeout(t *testing.T) {
 // INSERTED, before or after, is there.
 func TestRedisFailureAnswersInternalErrorOnAnOpenConnection(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		// disturb makes Redis fail; the returned func ends that.
-		disturb func(t *testing.T, srv *privateRedis) (restore func())
-	}{
-		{"Redis killed and restarted", func(t *testing.T, srv *privateRedis) func() {
-			srv.kill()
-			return srv.start
-		}},
-		{"Redis stalled", func(t *testing.T, srv *privateRedis) func() {
-			admin := srv.client()
-			defer admin.Close()
-			require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", 1500, "ALL").Err())
-			return func() {} // the pause ends by itself
-		}},
-	}
-	for _, tt := range tests {
+	for _, tt := range redisOutages(1500 * time.Millisecond) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := startPrivateRedis(t)
@@ -211,5 +195,30 @@ func TestRedisFailureAnswersInternalErrorOnAnOpenConnection(t *testing.T) {
 			}
 			c.Do("reserve-with-timeout 0\r\n", "RESERVED "+acked[0]+" 7\r\nkeep me\r\n")
 		})
+	}
+}
+
+// redisOutage is one way for Redis to become unavailable to its clients.
+type redisOutage struct {
+	name string
+	// disturb makes Redis fail; the returned func ends that.
+	disturb func(t *testing.T, srv *privateRedis) (restore func())
+}
+
+// redisOutages are the outages the failure tests go through: the server killed (connections
+// refused until it is started again) and the server stalled for pause (connections open, no
+// replies; the pause ends by itself).
+func redisOutages(pause time.Duration) []redisOutage {
+	return []redisOutage{
+		{"Redis killed and restarted", func(t *testing.T, srv *privateRedis) func() {
+			srv.kill()
+			return srv.start
+		}},
+		{"Redis stalled", func(t *testing.T, srv *privateRedis) func() {
+			admin := srv.client()
+			defer admin.Close()
+			require.NoError(t, admin.Do(context.Background(), "CLIENT", "PAUSE", pause.Milliseconds(), "ALL").Err())
+			return func() {}
+		}},
 	}
 }

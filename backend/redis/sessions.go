@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 
 	"github.com/beangate/beangate/backend"
 )
@@ -20,9 +21,20 @@ func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
 
 // EndSession returns s's reservations to ready and drops its tube references.
 // A reserve of s waiting in this process gives up with errSessionEnded.
+//
+// If the call fails (Redis down or slow), the error is returned and the end is retried in the
+// background until it succeeds or the Backend closes: otherwise s's reservations would wait for
+// their TTR, since the reapers leave a live process's sessions alone. s stays registered under
+// its process meanwhile, so if this process dies, the reapers return them.
 func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
 	b.waiters.endSession(s)
 	_, err := b.call(ctx, opSessionEnd, string(s), s.Process())
+	if err != nil && !errors.Is(err, errClosed) {
+		b.unendedMu.Lock()
+		b.unended[s] = struct{}{}
+		b.unendedMu.Unlock()
+		b.opts.Logger.Warn("redis: ending a session failed; retrying until Redis answers", "session", s, "err", err)
+	}
 	return err
 }
 

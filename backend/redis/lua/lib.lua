@@ -35,6 +35,8 @@
 --   B:procs                    set of gateway processes with sessions
 --   B:p:<process>              set of the process's sessions
 --   B:lease:<process>          heartbeat key with a TTL
+--   B:suspect:<process>        ms (Redis TIME) a reaper first found the lease missing, with a
+--                              TTL renewed by each reaper run that finds it missing still (reap)
 --   channel B:ready            PUBLISH <tube> whenever a job of <tube> may have become reservable
 --                              and a reserve waits on <tube> (see notify)
 
@@ -75,6 +77,7 @@ local function kwatch(s) return B .. ':s:' .. s .. ':w' end
 local function ksres(s) return B .. ':s:' .. s .. ':r' end
 local function kproc(p) return B .. ':p:' .. p end
 local function klease(p) return B .. ':lease:' .. p end
+local function ksuspect(p) return B .. ':suspect:' .. p end
 
 local function tube_exists(t) return redis.call('ZSCORE', TUBES, t) ~= false end
 

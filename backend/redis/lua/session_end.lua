@@ -1,5 +1,6 @@
 -- session_end: forget a session: its reservations return to ready at once (counters
--- unchanged), its tube references are dropped and unreferenced empty tubes vanish.
+-- unchanged), its tube references are dropped and unreferenced empty tubes vanish. Ending an
+-- ended (or unknown) session changes nothing, so a failed end may be retried.
 -- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = process
 -- returns 1
