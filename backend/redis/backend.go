@@ -26,7 +26,12 @@
 // Durability assumptions: Redis runs with AOF (appendonly yes; appendfsync always for no loss
 // of acknowledged jobs on power failure, everysec for at most a second) and maxmemory-policy
 // noeviction (an evicting policy silently drops jobs). New warns when either is not so. Calls
-// are never retried by go-redis (MaxRetries -1), so a command is applied at most once.
+// are never retried by go-redis (MaxRetries -1; onceCmd for a cluster's own retries), so a
+// command is applied at most once.
+//
+// A Redis Cluster works too (Options.Cluster; cluster.go): a namespace's keys share one hash
+// tag, so each call goes whole to the master of its slot, the library is loaded on every
+// master, and the channel is a plain one, which a cluster delivers on every node.
 //
 // Statistics from this backend (job counts, totals, timeouts, tubes, per-tube counters, using
 // and watching, pause) are namespace-wide, across all gateways. list-tubes keeps beanstalkd's
@@ -61,9 +66,9 @@ const batchesInFlight = 1
 // Backend is a backend.Backend on Redis. Use New.
 type Backend struct {
 	opts       Options
-	safetyPoll time.Duration // safetyPoll, except in tests that must see a lost wake-up
-	dropPub    atomic.Bool   // tests: every publish is lost
-	client     *goredis.Client
+	safetyPoll time.Duration           // safetyPoll, except in tests that must see a lost wake-up
+	dropPub    atomic.Bool             // tests: every publish is lost
+	client     goredis.UniversalClient // a *goredis.Client or, for a Redis Cluster, a *goredis.ClusterClient
 	ownClient  bool
 	base       string   // "{prefix}"
 	keys       []string // KEYS of every script: the namespace's stats hash
@@ -104,18 +109,10 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	b.keys = []string{b.base + ":stats"}
 	if b.client == nil {
-		ro, err := goredis.ParseURL(opts.URL)
-		if err != nil {
-			return nil, fmt.Errorf("backend/redis: %w", err)
+		if b.client, err = dial(opts); err != nil { // see cluster.go
+			return nil, err
 		}
-		ro.ReadTimeout, ro.WriteTimeout = opts.CommandTimeout, opts.CommandTimeout
-		ro.DialTimeout, ro.PoolTimeout = opts.CommandTimeout, opts.CommandTimeout
-		ro.MaxRetries = -1 // a state change must not be applied twice
-		ro.ContextTimeoutEnabled = true
-		// RESP2: with RESP3 go-redis peeks the socket for push notifications before every
-		// command, one more syscall per round trip; nothing here uses RESP3.
-		ro.Protocol = 2
-		b.client, b.ownClient = goredis.NewClient(ro), true
+		b.ownClient = true
 	}
 	if err := b.start(ctx); err != nil {
 		if b.ownClient {
@@ -129,11 +126,15 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 func (b *Backend) start(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
 	defer cancel()
-	if err := b.client.Ping(cctx).Err(); err != nil {
+	server, err := b.slotClient(cctx)
+	if err != nil {
+		return err
+	}
+	if err := server.Ping(cctx).Err(); err != nil {
 		return fmt.Errorf("backend/redis: ping: %w", err)
 	}
-	b.checkServerSettings(cctx)
-	if err := b.sc.load(cctx, b.client); err != nil {
+	b.checkServerSettings(cctx, server)
+	if err := b.sc.load(cctx, b.client, b.keys[0]); err != nil {
 		return fmt.Errorf("backend/redis: %w", err)
 	}
 	b.batch = newBatcher(b.client, b.sc, b.keys, b.base, batchesInFlight, b.opts.CommandTimeout)
@@ -156,10 +157,11 @@ func (b *Backend) start(ctx context.Context) error {
 // checkServerSettings warns about the settings whose absence loses jobs without an error: an
 // evicting maxmemory-policy drops job keys under memory pressure, and without AOF (appendonly
 // no, or appendfsync no) a Redis restart forgets acknowledged jobs. One CONFIG GET for all of
-// them. CONFIG may be disabled (managed Redis), which is tolerated.
-func (b *Backend) checkServerSettings(ctx context.Context) {
+// them, asked of server, which holds the namespace (in a cluster, each master has its own
+// settings). CONFIG may be disabled (managed Redis), which is tolerated.
+func (b *Backend) checkServerSettings(ctx context.Context, server goredis.UniversalClient) {
 	cmd := goredis.NewMapStringStringCmd(ctx, "config", "get", "maxmemory-policy", "appendonly", "appendfsync")
-	_ = b.client.Process(ctx, cmd)
+	_ = server.Process(ctx, cmd)
 	v, err := cmd.Result()
 	if err != nil {
 		b.opts.Logger.Info("redis: cannot read the server's settings; make sure maxmemory-policy is noeviction and appendonly yes", "err", err)

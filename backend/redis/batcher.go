@@ -213,7 +213,7 @@ func (b *batcher) exec(batch []*scriptCall) {
 	defer cancel()
 	err := b.fcall(ctx, live)
 	if isFunctionNotFound(err) {
-		if err = b.sc.load(ctx, b.client); err == nil {
+		if err = b.sc.load(ctx, b.client, b.keys[0]); err == nil {
 			err = b.fcall(ctx, live)
 		}
 	}
@@ -242,7 +242,7 @@ func (b *batcher) fcall(ctx context.Context, calls []*scriptCall) error {
 		args = append(args, string(c.op), c.now, len(c.args))
 		args = append(args, c.args...)
 	}
-	res, err := b.client.FCall(ctx, b.sc.batch, b.keys, args...).Result()
+	res, err := fcall(ctx, b.client, b.sc.batch, b.keys, args...)
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (b *batcher) fcallOne(ctx context.Context, c *scriptCall) error {
 	args := make([]any, 0, 2+len(c.args))
 	args = append(args, b.base, c.now)
 	args = append(args, c.args...)
-	res, err := b.client.FCall(ctx, b.sc.fns[c.op], b.keys, args...).Result()
+	res, err := fcall(ctx, b.client, b.sc.fns[c.op], b.keys, args...)
 	if isFunctionNotFound(err) {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,9 +23,14 @@ const (
 // Options configure a Backend.
 type Options struct {
 	// URL is a go-redis URL (redis://[user:pass@]host:port/db); ignored when Client is set.
+	// With Cluster it is a go-redis cluster URL: redis://host:port?addr=host2:port2&addr=…
+	// (any one reachable node will do; the others are found from it), whose DB must be 0.
 	URL string
-	// Client is an existing client to use instead of dialling URL; Close leaves it open.
-	Client *goredis.Client
+	// Cluster makes New dial URL as a Redis Cluster.
+	Cluster bool
+	// Client is an existing client (a *goredis.Client, or a *goredis.ClusterClient for a
+	// Redis Cluster) to use instead of dialling URL; Close leaves it open.
+	Client goredis.UniversalClient
 	// Prefix names the namespace: every key is "{Prefix}:…", one hash tag, so a namespace lives
 	// in one Cluster slot and several queues can share one Redis. It may not contain '{' or '}'.
 	Prefix string
@@ -34,7 +40,8 @@ type Options struct {
 	// CommandTimeout bounds each Redis call; running over returns an error (INTERNAL_ERROR).
 	CommandTimeout time.Duration
 	// LeaseTTL is the life of a gateway process's heartbeat key. A process whose lease expires
-	// is taken for dead and its sessions are ended by any other Backend on the namespace.
+	// is taken for dead and its sessions are ended by any other Backend on the namespace, once
+	// the lease has stayed missing for a grace of LeaseTTL/2: within 2.5 × LeaseTTL of its death.
 	LeaseTTL time.Duration
 	// Logger: nil discards.
 	Logger *slog.Logger
@@ -63,8 +70,10 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 // ParseURL turns "redis://host:port/db?prefix=…&timeout=…&lease=…" (also rediss://) into
-// Options. prefix, timeout (CommandTimeout) and lease (LeaseTTL) are ours; every other query
-// parameter is left for go-redis's own URL options.
+// Options. prefix, timeout (CommandTimeout), lease (LeaseTTL) and cluster are ours; every
+// other query parameter is left for go-redis's own URL options. cluster=true names a Redis
+// Cluster: host:port is one node, more may follow as go-redis's addr=host:port parameters
+// (seeds in case the first is down), and the DB is 0 or left out.
 func ParseURL(raw string) (Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -87,14 +96,44 @@ func ParseURL(raw string) (Options, error) {
 		}
 		q.Del(d.name)
 	}
+	if v := q.Get("cluster"); v != "" {
+		if o.Cluster, err = strconv.ParseBool(v); err != nil {
+			return Options{}, fmt.Errorf("backend/redis: cluster=%q is not true or false", v)
+		}
+	}
 	q.Del("prefix")
+	q.Del("cluster")
 	u.RawQuery = q.Encode()
 	o.URL = u.String()
-	if _, err := goredis.ParseURL(o.URL); err != nil {
-		return Options{}, fmt.Errorf("backend/redis: %w", err)
+	if o.Cluster {
+		_, err = clusterURLOptions(o.URL)
+	} else if len(q["addr"]) > 0 {
+		err = fmt.Errorf("backend/redis: addr= names more nodes of a Redis Cluster: add cluster=true")
+	} else if _, err = goredis.ParseURL(o.URL); err != nil {
+		err = fmt.Errorf("backend/redis: %w", err)
+	}
+	if err != nil {
+		return Options{}, err
 	}
 	if _, err := o.withDefaults(); err != nil {
 		return Options{}, err
 	}
 	return o, nil
+}
+
+// clusterURLOptions parses a cluster URL. go-redis ignores the URL's path, but a DB other than
+// 0 there is a mistake that must not go unnoticed: a Redis Cluster has only DB 0.
+func clusterURLOptions(raw string) (*goredis.ClusterOptions, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("backend/redis: %w", err)
+	}
+	if db := strings.Trim(u.Path, "/"); db != "" && db != "0" {
+		return nil, fmt.Errorf("backend/redis: DB %q in a cluster URL: a Redis Cluster has only DB 0", db)
+	}
+	co, err := goredis.ParseClusterURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("backend/redis: %w", err)
+	}
+	return co, nil
 }

@@ -20,6 +20,18 @@ func TestParseURL(t *testing.T) {
 			want: Options{URL: "redis://h:1/2", Prefix: "q1", CommandTimeout: 2 * time.Second, LeaseTTL: 3 * time.Second},
 		},
 		{in: "redis://h:1/0?prefix=a&dial_timeout=1s", want: Options{URL: "redis://h:1/0?dial_timeout=1s", Prefix: "a"}},
+		{
+			in:   "redis://h1:7000?cluster=true&addr=h2:7001&addr=h3:7002&prefix=q",
+			want: Options{URL: "redis://h1:7000?addr=h2%3A7001&addr=h3%3A7002", Cluster: true, Prefix: "q"},
+		},
+		{in: "rediss://u:p@h1:7000/0?cluster=1", want: Options{URL: "rediss://u:p@h1:7000/0", Cluster: true}},
+		{in: "redis://h1:7000/?cluster=true", want: Options{URL: "redis://h1:7000/", Cluster: true}},
+		{in: "redis://h:1/2?cluster=false", want: Options{URL: "redis://h:1/2"}},
+		{in: "redis://h1:7000/1?cluster=true", wantErr: true},     // a cluster has only DB 0
+		{in: "redis://h1:7000?cluster=yes-please", wantErr: true}, // not a boolean
+		{in: "redis://h1:7000?cluster=true&addr=h2", wantErr: true},
+		{in: "redis://h1:7000?cluster=true&bogus=1", wantErr: true},
+		{in: "redis://h1:7000/0?addr=h2:7001", wantErr: true}, // more nodes without cluster=true
 		{in: "postgres://h/db", wantErr: true},
 		{in: "redis://h:1/0?timeout=soon", wantErr: true},
 		{in: "redis://h:1/0?timeout=-1s", wantErr: true},

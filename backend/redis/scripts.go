@@ -104,8 +104,30 @@ func loadScripts() *scripts {
 
 // load (re)loads the library. REPLACE makes it idempotent: gateways of one version load the
 // same text, and a Redis restarted without persistence has forgotten it.
-func (s *scripts) load(ctx context.Context, c goredis.UniversalClient) error {
-	if err := c.FunctionLoadReplace(ctx, s.code).Err(); err != nil {
+//
+// In a Redis Cluster each master keeps its own functions (replicas get their master's), so
+// every master gets the library, so that a slot that moves (a failover, a resharding) finds it
+// where it lands; the topology is reloaded first, so a master new since is included. Only the
+// master of key's slot, the namespace's, must succeed: a master down elsewhere must not stop
+// this namespace, and one that lacks the library is given it when a call finds it missing.
+func (s *scripts) load(ctx context.Context, c goredis.UniversalClient, key string) error {
+	cc, ok := c.(*goredis.ClusterClient)
+	if !ok {
+		if err := c.FunctionLoadReplace(ctx, s.code).Err(); err != nil {
+			return fmt.Errorf("loading function library %s: %w", s.lib, err)
+		}
+		return nil
+	}
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, n *goredis.Client) error {
+		if err := n.FunctionLoadReplace(ctx, s.code).Err(); err != nil {
+			return fmt.Errorf("on %s: %w", n.Options().Addr, err)
+		}
+		return nil
+	})
+	if err != nil {
+		if m, merr := cc.MasterForKey(ctx, key); merr == nil && m.FunctionLoadReplace(ctx, s.code).Err() == nil {
+			return nil
+		}
 		return fmt.Errorf("loading function library %s: %w", s.lib, err)
 	}
 	return nil

@@ -1,0 +1,243 @@
+package redis_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/backendtest"
+	beanredis "github.com/beangate/beangate/backend/redis"
+	"github.com/beangate/beangate/gateway/gatewaytest"
+)
+
+// The backend on a real Redis Cluster of three masters. The Backends are given only the first
+// node (plus a second as a spare seed), and their namespaces live on the other two, so every
+// call must be routed to the master of the namespace's slot.
+func TestCluster(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t)
+
+	// FUNCTION LOAD reaches every master, not just the one the client was given.
+	t.Run("library on every master", func(t *testing.T) {
+		c.newBackend(t, c.prefixOn(t, 1), nil, 0)
+		for i := range c.ports {
+			admin := c.node(i)
+			libs, err := admin.FunctionList(context.Background(), goredis.FunctionListQuery{}).Result()
+			_ = admin.Close()
+			require.NoError(t, err)
+			require.Len(t, libs, 1, "node %d", i)
+		}
+	})
+
+	// A master that lost the library (here: FUNCTION FLUSH; a master that is new since New,
+	// after a failover or a resharding) gets it loaded again by the next call. The Backend is
+	// given a ClusterClient of the caller's own, as Options.Client allows.
+	t.Run("library reloaded when lost", func(t *testing.T) {
+		cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{c.addr(0)}, MaxRetries: -1})
+		t.Cleanup(func() { _ = cc.Close() })
+		b, err := beanredis.New(context.Background(), beanredis.Options{
+			Client: cc, Prefix: c.prefixOn(t, 2), CommandTimeout: 5 * time.Second,
+		})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = b.Close() })
+		ctx := context.Background()
+		id, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("a")})
+		require.NoError(t, err)
+
+		admin := c.node(2)
+		defer admin.Close()
+		require.NoError(t, admin.FunctionFlush(ctx).Err())
+		id2, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("b")})
+		require.NoError(t, err, "the call after FUNCTION FLUSH reloads the library")
+		require.Equal(t, id+1, id2)
+	})
+
+	// A reserve waiting on one gateway is woken by a put through another: the publish from
+	// the namespace's master reaches the subscription. The safety poll is off (an hour), so
+	// only the publish can deliver in time.
+	t.Run("wake-up through pub/sub", func(t *testing.T) {
+		prefix := c.prefixOn(t, 2)
+		a, b := c.newBackend(t, prefix, nil, 0), c.newBackend(t, prefix, nil, 0)
+		beanredis.SetSafetyPoll(b, time.Hour)
+		ca := gatewaytest.Dial(t, startGateway(t, a))
+		cb := gatewaytest.Dial(t, startGateway(t, b))
+		cb.Do("watch default\r\n", "WATCHING 1\r\n")
+		cb.Send("reserve-with-timeout 10\r\n")
+		time.Sleep(200 * time.Millisecond) // let the reserve start waiting
+		began := time.Now()
+		ca.Do("put 0 0 60 1\r\nx\r\n", "INSERTED 1\r\n")
+		cb.Expect("RESERVED 1 1\r\nx\r\n")
+		require.Less(t, time.Since(began), 2*time.Second, "woken by the publish, not by a poll")
+	})
+
+	t.Run("conformance", func(t *testing.T) {
+		t.Parallel()
+		var n atomic.Int64
+		backendtest.Run(t, func(t *testing.T, clock *backend.FakeClock) backend.Backend {
+			return c.newBackend(t, c.prefixOn(t, 1+int(n.Add(1)%2)), clock, 0) // nodes 1 and 2
+		})
+	})
+
+	t.Run("multigateway", func(t *testing.T) {
+		t.Parallel()
+		prefix := c.prefixOn(t, 1)
+		gatewaytest.RunMultiGateway(t, func(t *testing.T) backend.Backend {
+			return c.newBackend(t, prefix, nil, time.Second)
+		})
+	})
+}
+
+// redisCluster is a Redis Cluster of the test's own: three masters without replicas, killed
+// when the test ends.
+type redisCluster struct {
+	ports []int
+}
+
+// startCluster starts the cluster, or skips the test when it cannot (fails it with CI=true).
+func startCluster(t *testing.T) *redisCluster {
+	t.Helper()
+	unavailable := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Redis Cluster unavailable (CI=true, so this fails): "+format, args...)
+		}
+		t.Skipf("Redis Cluster unavailable, skipping (set CI=true to fail instead): "+format, args...)
+	}
+	for _, bin := range []string{"redis-server", "redis-cli"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			unavailable("%s not installed", bin)
+		}
+	}
+	const nodes = 3
+	// Each node needs a client port and a cluster bus port; all are held until all are found,
+	// so that they differ. (The default bus port, port+10000, may be taken or out of range.)
+	ports := make([]int, 2*nodes)
+	lns := make([]net.Listener, 0, len(ports))
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		lns = append(lns, ln)
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+	}
+	for _, ln := range lns {
+		require.NoError(t, ln.Close())
+	}
+	c := &redisCluster{ports: ports[:nodes]}
+	dir := t.TempDir()
+	for i := range nodes {
+		cmd := exec.Command("redis-server", "--port", strconv.Itoa(ports[i]), "--bind", "127.0.0.1",
+			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(ports[nodes+i]),
+			"--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", i)),
+			"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no",
+			"--maxmemory-policy", "noeviction")
+		if err := cmd.Start(); err != nil {
+			unavailable("starting redis-server: %v", err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range nodes {
+		if err := c.poll(ctx, i, func(admin *goredis.Client) bool { return admin.Ping(ctx).Err() == nil }); err != nil {
+			unavailable("node %d did not start: %v", i, err)
+		}
+	}
+	args := []string{"--cluster", "create"}
+	for i := range nodes {
+		args = append(args, c.addr(i))
+	}
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
+		unavailable("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	for i := range nodes {
+		if err := c.poll(ctx, i, func(admin *goredis.Client) bool {
+			info, err := admin.ClusterInfo(ctx).Result()
+			return err == nil && strings.Contains(info, "cluster_state:ok")
+		}); err != nil {
+			unavailable("node %d never reported cluster_state:ok: %v", i, err)
+		}
+	}
+	return c
+}
+
+// poll asks node i ok until it answers true or ctx ends.
+func (c *redisCluster) poll(ctx context.Context, i int, ok func(*goredis.Client) bool) error {
+	admin := c.node(i)
+	defer admin.Close()
+	for !ok(admin) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+func (c *redisCluster) addr(i int) string { return fmt.Sprintf("127.0.0.1:%d", c.ports[i]) }
+
+// node is a plain client of node i, for the test to look at or disturb it; the caller closes it.
+func (c *redisCluster) node(i int) *goredis.Client {
+	return goredis.NewClient(&goredis.Options{Addr: c.addr(i)})
+}
+
+// url names the cluster by node 0, with node 1 as a spare seed, as a user would.
+func (c *redisCluster) url(prefix string) string {
+	return fmt.Sprintf("redis://%s/0?cluster=true&addr=%s&prefix=%s", c.addr(0), c.addr(1), prefix)
+}
+
+// prefixOn is a fresh namespace whose slot is served by node i.
+func (c *redisCluster) prefixOn(t *testing.T, i int) string {
+	t.Helper()
+	admin := c.node(0)
+	defer admin.Close()
+	ctx := context.Background()
+	slots, err := admin.ClusterSlots(ctx).Result()
+	require.NoError(t, err)
+	for range 1000 {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		prefix := "bgtest-" + hex.EncodeToString(b[:])
+		slot, err := admin.ClusterKeySlot(ctx, "{"+prefix+"}").Result()
+		require.NoError(t, err)
+		for _, s := range slots {
+			if int64(s.Start) <= slot && slot <= int64(s.End) && s.Nodes[0].Addr == c.addr(i) {
+				return prefix
+			}
+		}
+	}
+	t.Fatalf("no namespace found on node %d", i)
+	return ""
+}
+
+// newBackend opens a Backend on the cluster under prefix, through ParseURL as the command
+// does, closed when the test ends; clock may be nil, lease 0 is the default.
+func (c *redisCluster) newBackend(t *testing.T, prefix string, clock backend.Clock, lease time.Duration) *beanredis.Backend {
+	t.Helper()
+	opts, err := beanredis.ParseURL(c.url(prefix))
+	require.NoError(t, err)
+	require.True(t, opts.Cluster)
+	opts.Clock, opts.LeaseTTL, opts.CommandTimeout = clock, lease, 5*time.Second
+	b, err := beanredis.New(context.Background(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
