@@ -86,7 +86,7 @@ func tubeFor(t *testing.T) string {
 }
 
 // idOf reads the id of an "INSERTED <id>\r\n" or "RESERVED <id> ..." reply.
-func idOf(t *testing.T, reply string) string {
+func idOf(t testing.TB, reply string) string {
 	f := strings.Fields(reply)
 	require.GreaterOrEqual(t, len(f), 2, "reply %q", reply)
 	return f[1]
