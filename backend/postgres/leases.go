@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -9,13 +10,21 @@ import (
 )
 
 // leases are the gateway processes this Backend has begun sessions for; it renews their
-// heartbeat rows so that other gateways do not end their sessions.
+// heartbeat rows so that other gateways do not end their sessions. It also keeps the heartbeat's
+// memory: which other processes are suspected dead, and which sessions still need ending.
 type leases struct {
 	mu        sync.Mutex
 	processes map[string]struct{}
+	// suspects are other processes whose lease this Backend saw expired, with the local
+	// (monotonic) time of the first sight; see reapDeadProcesses.
+	suspects map[string]time.Time
+	// unended are sessions whose EndSession failed; every heartbeat ends them again.
+	unended map[string]struct{}
 }
 
-func newLeases() *leases { return &leases{processes: map[string]struct{}{}} }
+func newLeases() *leases {
+	return &leases{processes: map[string]struct{}{}, suspects: map[string]time.Time{}, unended: map[string]struct{}{}}
+}
 
 // add records process, reporting whether it is new.
 func (l *leases) add(process string) bool {
@@ -38,10 +47,88 @@ func (l *leases) list() []string {
 	return out
 }
 
-// heartbeat renews this Backend's leases every LeaseTTL/3 and ends the sessions of processes
-// whose lease ran out, so that a crashed gateway's reservations come back within about a lease
-// rather than a TTR. Every Backend does this; the process rows are locked SKIP LOCKED, so two
-// gateways never end the same dead sessions twice.
+// confirmed returns the suspects first seen expired at least grace before now, except this
+// Backend's own processes.
+func (l *leases) confirmed(now time.Time, grace time.Duration) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for p, since := range l.suspects {
+		if _, own := l.processes[p]; !own && now.Sub(since) >= grace {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// suspect makes expired the suspects: one already suspected keeps its first sight, a new one is
+// first seen at now, and any other suspect is cleared (its lease was renewed, or it was reaped).
+func (l *leases) suspect(now time.Time, expired []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for p := range l.suspects {
+		if !slices.Contains(expired, p) {
+			delete(l.suspects, p)
+		}
+	}
+	for _, p := range expired {
+		if _, ok := l.suspects[p]; !ok {
+			l.suspects[p] = now
+		}
+	}
+}
+
+// clearSuspects forgets every suspicion after a failed call: an expired lease seen before an
+// outage says nothing about the process after it, so it must be seen anew and outlive a grace.
+func (l *leases) clearSuspects() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	clear(l.suspects)
+}
+
+// addUnended records a session whose end failed, reporting whether it is new.
+func (l *leases) addUnended(session string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.unended[session]; ok {
+		return false
+	}
+	l.unended[session] = struct{}{}
+	return true
+}
+
+func (l *leases) unendedList() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.unended))
+	for s := range l.unended {
+		out = append(out, s)
+	}
+	return out
+}
+
+func (l *leases) removeUnended(sessions []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range sessions {
+		delete(l.unended, s)
+	}
+}
+
+// reapGrace is how long another process's lease must stay expired, as seen by this Backend,
+// before its sessions are ended. It is longer than the heartbeat period (LeaseTTL/3), so a live
+// gateway whose lease expired during a database outage renews it within the grace once the
+// database is back.
+func (b *Backend) reapGrace() time.Duration { return b.opts.LeaseTTL / 2 }
+
+// heartbeat renews this Backend's leases every LeaseTTL/3, ends again the sessions whose end
+// failed, and ends the sessions of processes whose lease ran out, so that a crashed gateway's
+// reservations come back within about two leases rather than a TTR. Every Backend does this; the
+// process rows are locked SKIP LOCKED, so two gateways never end the same dead sessions twice.
+//
+// Worst case after a kill -9, from the dead gateway's last renewal: the lease (LeaseTTL), up to a
+// tick until another gateway first sees it expired (LeaseTTL/3), then the grace (LeaseTTL/2)
+// rounded up to whole ticks (2 × LeaseTTL/3): 2 × LeaseTTL, 10 s with the default lease.
 func (b *Backend) heartbeat() {
 	defer b.wg.Done()
 	tick := time.NewTicker(b.opts.LeaseTTL / 3)
@@ -60,7 +147,13 @@ func (b *Backend) heartbeat() {
 			})
 			if err != nil {
 				b.opts.Logger.Warn("postgres: renewing gateway leases failed", "err", err)
+				b.leases.clearSuspects()
+				continue
 			}
+		}
+		if err := b.retryEndSessions(ctx); err != nil {
+			b.leases.clearSuspects()
+			continue
 		}
 		if err := b.reapDeadProcesses(ctx); err != nil {
 			b.opts.Logger.Warn("postgres: ending sessions of dead gateways failed", "err", err)
@@ -68,22 +161,55 @@ func (b *Backend) heartbeat() {
 	}
 }
 
-// reapDeadProcesses ends, in one transaction, every session of processes whose lease ran out and
-// forgets those processes. A process this Backend heartbeats is alive by definition, even if an
-// overloaded moment let its lease lapse.
+// retryEndSessions ends, together, the sessions whose EndSession failed. Until it succeeds they
+// stay under this (live) process, where no other gateway's reaper would end them.
+func (b *Backend) retryEndSessions(ctx context.Context) error {
+	pending := b.leases.unendedList()
+	if len(pending) == 0 {
+		return nil
+	}
+	if err := b.endSessions(ctx, pending); err != nil {
+		return err
+	}
+	b.leases.removeUnended(pending)
+	b.opts.Logger.Info("postgres: ended sessions on retry", "sessions", pending)
+	return nil
+}
+
+// reapDeadProcesses ends, in one transaction, every session of the processes whose lease ran out
+// at least a grace ago as far as this Backend has seen, forgets those processes, and records the
+// processes now seen expired as suspects. A first sight only suspects, because after a database
+// outage longer than the lease every live gateway's lease has expired too; each renews its own
+// within a heartbeat period, well inside the grace. A process this Backend heartbeats is alive
+// by definition, even if an overloaded moment let its lease lapse. A failed call clears every
+// suspicion.
 func (b *Backend) reapDeadProcesses(ctx context.Context) error {
-	var tubes []string
+	var tubes, expired []string
+	now := time.Now()
+	confirmed := b.leases.confirmed(now, b.reapGrace())
 	own := b.leases.list()
 	err := b.run(ctx, "reap dead gateways", func(ctx context.Context) error {
-		tubes = nil
+		tubes, expired = nil, nil
 		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, b.st.get("dead_sessions"), own)
-			if err != nil {
-				return err
-			}
-			sessions, err := pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
+			var locked, sessions []string
+			if len(confirmed) > 0 {
+				rows, err := tx.Query(ctx, b.st.get("dead_sessions"), confirmed)
+				if err != nil {
+					return err
+				}
+				var process string
+				var session *string
+				if _, err := pgx.ForEachRow(rows, []any{&process, &session}, func() error {
+					if !slices.Contains(locked, process) {
+						locked = append(locked, process)
+					}
+					if session != nil {
+						sessions = append(sessions, *session)
+					}
+					return nil
+				}); err != nil {
+					return err
+				}
 			}
 			if len(sessions) > 0 {
 				if _, err := tx.Exec(ctx, b.st.get("promote"), b.now()); err != nil {
@@ -96,12 +222,21 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 					return err
 				}
 			}
-			_, err = tx.Exec(ctx, b.st.get("forget_dead_processes"), own)
+			rows, err := tx.Query(ctx, b.st.get("forget_dead_processes"), locked, own)
+			if err != nil {
+				return err
+			}
+			expired, err = pgx.CollectRows(rows, pgx.RowTo[string])
 			return err
 		})
 	})
+	if err != nil {
+		b.leases.clearSuspects()
+		return err
+	}
+	b.leases.suspect(now, expired)
 	for _, t := range tubes {
 		b.waiters.wake(t, 1) // one entry per returned job
 	}
-	return err
+	return nil
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/jackc/pgx/v5"
@@ -24,8 +25,18 @@ func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
 }
 
 // EndSession returns s's reserved jobs to ready and drops its tube references.
+//
+// If that fails (the database down or slow as the connection closes), the error is returned and
+// the heartbeat ends s again on every tick until it succeeds or the Backend closes: s stays
+// under this live process meanwhile, so no other gateway's reaper would end it, and its
+// reservations would wait for their TTR. Ending a session again is harmless (end_sessions finds
+// nothing left of it), also when the failed attempt was committed after all.
 func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
-	return b.endSessions(ctx, []string{string(s)})
+	err := b.endSessions(ctx, []string{string(s)})
+	if err != nil && !errors.Is(err, errClosed) && b.leases.addUnended(string(s)) {
+		b.opts.Logger.Warn("postgres: ending a session failed; retrying on every heartbeat", "session", s, "err", err)
+	}
+	return err
 }
 
 func (b *Backend) endSessions(ctx context.Context, sessions []string) error {

@@ -1,8 +1,8 @@
--- dead_sessions: the sessions of gateway processes whose lease has run out, locking those
--- process rows so that only one gateway ends them. $1: the processes the caller heartbeats
--- itself, never dead to it however late their renewal.
-SELECT s.id FROM {{schema}}.sessions s
-WHERE s.process IN (
+-- dead_sessions: locks the rows of processes $1 (those the caller has confirmed dead) whose lease
+-- is still expired, skipping rows another gateway is reaping, and returns each locked process
+-- with its sessions (a NULL session for a process that has none, so that it is forgotten too).
+SELECT p.process, s.id FROM (
     SELECT process FROM {{schema}}.processes
-    WHERE lease_until < now() AND process <> ALL($1::text[])
-    FOR UPDATE SKIP LOCKED)
+    WHERE process = ANY($1::text[]) AND lease_until < now()
+    FOR UPDATE SKIP LOCKED
+) p LEFT JOIN {{schema}}.sessions s ON s.process = p.process
