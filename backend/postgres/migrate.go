@@ -93,6 +93,51 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	})
 }
 
+// checkMigrated fails unless every migration this gateway embeds is recorded in
+// schema.schema_migrations: with SkipMigrate, a schema never migrated or behind would otherwise
+// surface as INTERNAL_ERROR on every command. Migrations of a newer gateway are no reason to
+// refuse (a rolling upgrade migrates first).
+func checkMigrated(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	need := ms[len(ms)-1].version
+	var exists bool
+	if err := pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL",
+		pgx.Identifier{schema, "schema_migrations"}.Sanitize()).Scan(&exists); err != nil {
+		return fmt.Errorf("postgres: checking the schema: %w", err)
+	}
+	if !exists {
+		return fmt.Errorf("postgres: schema %q was never migrated (no schema_migrations table), this gateway needs migration %d: run beangate migrate-db, or start without migrate=false", schema, need)
+	}
+	rows, err := pool.Query(ctx, "SELECT version FROM "+pgx.Identifier{schema, "schema_migrations"}.Sanitize())
+	if err != nil {
+		return fmt.Errorf("postgres: checking the schema: %w", err)
+	}
+	versions, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return fmt.Errorf("postgres: checking the schema: %w", err)
+	}
+	applied := map[int]bool{}
+	at := 0
+	for _, v := range versions {
+		applied[int(v)] = true
+		at = max(at, int(v))
+	}
+	var missing []string
+	for _, m := range ms {
+		if !applied[m.version] {
+			missing = append(missing, m.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("postgres: schema %q is at migration %d, this gateway needs %d (missing %s): run beangate migrate-db, or start without migrate=false",
+			schema, at, need, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
 // MigrateOptions connects as opts says (DSN, Schema, CommandTimeout), applies the migrations and
 // disconnects: the separate migration step (`beangate migrate-db`) for teams that manage DDL
 // themselves and start gateways with SkipMigrate.

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -42,47 +43,81 @@ func TestMigrateConcurrentlyAppliesEachMigrationOnce(t *testing.T) {
 	require.NoError(t, Migrate(ctx, pool, schema), "migrating an up-to-date schema is a no-op")
 }
 
-// TestMigrateFalseLeavesTheSchemaToMigrateDB: with ?migrate=false a gateway creates nothing (the
-// team runs DDL itself), MigrateOptions — what `beangate migrate-db` runs — creates the schema in
-// full, and the gateway then works on it. Both are configured from the backend URL, as the
-// command line gives it.
+// TestMigrateFalseLeavesTheSchemaToMigrateDB: with ?migrate=false a gateway creates and changes
+// nothing (the team runs DDL itself) and refuses to start on a schema that lacks migrations it
+// needs — never migrated, or migrated by an older version — saying what to run, rather than
+// answering INTERNAL_ERROR to every command; MigrateOptions (what `beangate migrate-db` runs)
+// brings the schema up to date, and the gateway then works on it. Both are configured from the
+// backend URL, as the command line gives it.
 func TestMigrateFalseLeavesTheSchemaToMigrateDB(t *testing.T) {
 	t.Parallel()
-	pool := admin(t)
-	schema := testSchema(t)
-	ctx := testCtx(t)
-	url := withParam(testURL(), "schema="+schema+"&command_timeout=3s&lease_ttl=1500ms&vacuum_interval=-1s")
-	schemaExists := func() bool {
-		var n int
-		require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", schema).Scan(&n))
-		return n == 1
-	}
-
-	gatewayOpts, err := ParseURL(withParam(url, "migrate=false"))
-	require.NoError(t, err)
-	require.True(t, gatewayOpts.SkipMigrate)
-	b, err := New(ctx, gatewayOpts)
-	require.NoError(t, err)
-	require.False(t, schemaExists(), "migrate=false must not create the schema")
-	_, err = b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("x")})
-	require.Error(t, err, "no tables yet")
-	require.NoError(t, b.Close())
-
-	migrateOpts, err := ParseURL(url)
-	require.NoError(t, err)
-	require.NoError(t, MigrateOptions(ctx, migrateOpts))
 	ms, err := migrations()
 	require.NoError(t, err)
-	var applied int
-	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema}.Sanitize()+".schema_migrations").Scan(&applied))
-	require.Equal(t, len(ms), applied)
+	last := ms[len(ms)-1]
+	cases := []struct {
+		name    string
+		applied int // the first migrations applied before the gateway starts
+		wantErr string
+	}{
+		{"NeverMigrated", 0, "was never migrated (no schema_migrations table), this gateway needs migration " + fmt.Sprint(last.version)},
+		{"Outdated", len(ms) - 1, fmt.Sprintf("is at migration %d, this gateway needs %d (missing %s)", ms[len(ms)-2].version, last.version, last.name)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pool := admin(t)
+			schema := testSchema(t)
+			ctx := testCtx(t)
+			q := pgx.Identifier{schema}.Sanitize()
+			url := withParam(testURL(), "schema="+schema+"&command_timeout=3s&lease_ttl=1500ms&vacuum_interval=-1s")
+			schemaExists := func() bool {
+				var n int
+				require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", schema).Scan(&n))
+				return n == 1
+			}
+			applied := func() int {
+				var n int
+				require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM "+q+".schema_migrations").Scan(&n))
+				return n
+			}
+			if c.applied > 0 {
+				// What an older gateway's Migrate left: its migrations, recorded as Migrate does.
+				_, err := pool.Exec(ctx, "CREATE SCHEMA "+q+"; CREATE TABLE "+q+
+					".schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+				require.NoError(t, err)
+				for _, m := range ms[:c.applied] {
+					_, err := pool.Exec(ctx, expand(m.sql, schema))
+					require.NoError(t, err)
+					_, err = pool.Exec(ctx, "INSERT INTO "+q+".schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name)
+					require.NoError(t, err)
+				}
+			}
 
-	b, err = New(ctx, gatewayOpts)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = b.Close() })
-	id, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("y")})
-	require.NoError(t, err)
-	job, err := b.Peek(ctx, id)
-	require.NoError(t, err)
-	require.Equal(t, []byte("y"), job.Body)
+			gatewayOpts, err := ParseURL(withParam(url, "migrate=false"))
+			require.NoError(t, err)
+			require.True(t, gatewayOpts.SkipMigrate)
+			_, err = New(ctx, gatewayOpts)
+			require.ErrorContains(t, err, c.wantErr)
+			require.ErrorContains(t, err, "run beangate migrate-db")
+			if c.applied == 0 {
+				require.False(t, schemaExists(), "migrate=false must not create the schema")
+			} else {
+				require.Equal(t, c.applied, applied(), "migrate=false must not migrate")
+			}
+
+			migrateOpts, err := ParseURL(url)
+			require.NoError(t, err)
+			require.NoError(t, MigrateOptions(ctx, migrateOpts))
+			require.Equal(t, len(ms), applied())
+
+			b, err := New(ctx, gatewayOpts)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = b.Close() })
+			id, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("y")})
+			require.NoError(t, err)
+			job, err := b.Peek(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, []byte("y"), job.Body)
+		})
+	}
 }

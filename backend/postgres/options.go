@@ -39,7 +39,8 @@ type Options struct {
 	// negative: never, leaving it to autovacuum).
 	VacuumInterval time.Duration
 	// SkipMigrate leaves the schema alone at start-up (for teams that run `beangate migrate-db`
-	// themselves). Migrations run by default.
+	// themselves); New then only checks that every migration it needs is applied, and fails
+	// otherwise. Migrations run by default.
 	SkipMigrate bool
 	// Logger receives background failures (listener, heartbeats); nil discards them.
 	Logger *slog.Logger

@@ -49,8 +49,8 @@ func randomID() string {
 
 var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,40}$`)
 
-// New connects (or adopts opts.Pool), applies migrations unless opts.SkipMigrate, and starts the
-// listener and the heartbeat loop.
+// New connects (or adopts opts.Pool), applies migrations (with opts.SkipMigrate: checks that they
+// are applied), and starts the listener and the heartbeat loop.
 func New(ctx context.Context, opts Options) (*Backend, error) {
 	opts = opts.withDefaults()
 	if !schemaName.MatchString(opts.Schema) {
@@ -80,14 +80,16 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		}
 		b.ownsPool = true
 	}
-	if !opts.SkipMigrate {
-		mctx, cancel := context.WithTimeout(ctx, 4*opts.CommandTimeout)
-		err := Migrate(mctx, b.pool, opts.Schema)
-		cancel()
-		if err != nil {
-			b.closePool()
-			return nil, err
-		}
+	mctx, cancel := context.WithTimeout(ctx, 4*opts.CommandTimeout)
+	if opts.SkipMigrate {
+		err = checkMigrated(mctx, b.pool, opts.Schema)
+	} else {
+		err = Migrate(mctx, b.pool, opts.Schema)
+	}
+	cancel()
+	if err != nil {
+		b.closePool()
+		return nil, err
 	}
 	// One writer: concurrent write batches would only queue on the same tube and counter rows.
 	b.writes = newBatcher(b.execWrites, nil, 1000, opts.CommandTimeout, b.stop)
