@@ -1,15 +1,14 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/gateway/gatewaytest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,7 +31,7 @@ func TestFailedSessionEndIsRetried(t *testing.T) {
 			c := privateCluster(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			t.Cleanup(cancel)
-			var logs logBuffer
+			var logs gatewaytest.SyncBuffer
 			b, err := New(ctx, Options{DSN: c.url(), Schema: "retry", CommandTimeout: time.Second, LeaseTTL: 1500 * time.Millisecond,
 				VacuumInterval: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			require.NoError(t, err)
@@ -64,22 +63,4 @@ func TestFailedSessionEndIsRetried(t *testing.T) {
 			require.Equal(t, 1, strings.Count(logs.String(), "ended sessions on retry"), "logs: %s", logs.String())
 		})
 	}
-}
-
-// logBuffer collects log output from several goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/beangate/beangate/backend"
 	beanredis "github.com/beangate/beangate/backend/redis"
+	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
 // A session whose end fails because Redis is unavailable (a connection closing meanwhile) is
@@ -24,7 +25,7 @@ func TestFailedSessionEndIsRetried(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := startPrivateRedis(t)
-			var logs logBuffer
+			var logs gatewaytest.SyncBuffer
 			ctx := context.Background()
 			b, err := beanredis.New(ctx, beanredis.Options{
 				URL: srv.url(), Prefix: "retry", CommandTimeout: 300 * time.Millisecond,

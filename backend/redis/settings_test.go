@@ -4,32 +4,14 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	beanredis "github.com/beangate/beangate/backend/redis"
+	"github.com/beangate/beangate/gateway/gatewaytest"
 )
-
-// logBuffer collects a logger's output; the backend's goroutines may log concurrently.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // New warns about each server setting that would lose jobs silently (the durability the
 // package documents: AOF on, maxmemory-policy noeviction), and only about those.
@@ -65,7 +47,7 @@ func TestStartWarnsAboutSettingsThatLoseJobs(t *testing.T) {
 			for k, v := range tt.settings {
 				require.NoError(t, admin.ConfigSet(ctx, k, v).Err())
 			}
-			var logs logBuffer
+			var logs gatewaytest.SyncBuffer
 			b, err := beanredis.New(ctx, beanredis.Options{
 				URL: srv.url(), Prefix: "settings", CommandTimeout: 2 * time.Second,
 				Logger: slog.New(slog.NewTextHandler(&logs, nil)),

@@ -9,38 +9,21 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/gateway/gatewaytest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines and the test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // runningServer is a run() in progress with an injected signal channel.
 type runningServer struct {
 	addr    net.Addr
 	signals chan os.Signal
 	exit    chan int
-	stderr  *syncBuffer
+	stderr  *gatewaytest.SyncBuffer
 	cancel  context.CancelFunc
 }
 
@@ -48,7 +31,7 @@ func startServer(t *testing.T, args ...string) *runningServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	addrs := make(chan net.Addr, 1)
-	s := &runningServer{signals: make(chan os.Signal, 1), exit: make(chan int, 1), stderr: &syncBuffer{}, cancel: cancel}
+	s := &runningServer{signals: make(chan os.Signal, 1), exit: make(chan int, 1), stderr: &gatewaytest.SyncBuffer{}, cancel: cancel}
 	p := process{
 		stdout:    io.Discard,
 		stderr:    s.stderr,
