@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/backendtest"
 	"github.com/beangate/beangate/gateway/gatewaytest"
 	"github.com/stretchr/testify/require"
 )
@@ -36,7 +37,7 @@ func TestFailedSessionEndIsRetried(t *testing.T) {
 				VacuumInterval: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = b.Close() })
-			s, id := holdReservation(t, b)
+			s, id := backendtest.HoldReservation(t, b)
 
 			c.stop()
 			for range tt.ends {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/backendtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,7 +30,7 @@ func TestReaperGivesAnExpiredLeaseAGrace(t *testing.T) {
 			ctx := testCtx(t)
 			reaper, owner := newTestBackend(t, nil, schema), newTestBackend(t, nil, schema)
 			lease, grace := owner.opts.LeaseTTL, reaper.reapGrace()
-			s, id := holdReservation(t, owner)
+			s, id := backendtest.HoldReservation(t, owner)
 			if !tt.heartbeats {
 				require.NoError(t, owner.Close())
 			}
@@ -85,7 +86,7 @@ func TestOutageLongerThanTheLeaseEndsNoLiveSession(t *testing.T) {
 		b, err := New(ctx, opts)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = b.Close() })
-		s, id := holdReservation(t, b)
+		s, id := backendtest.HoldReservation(t, b)
 		gateways = append(gateways, b)
 		held[s] = id
 	}
@@ -150,21 +151,6 @@ func TestSuspicions(t *testing.T) {
 			require.ElementsMatch(t, tt.want, l.confirmed(t0.Add(tt.at), grace))
 		})
 	}
-}
-
-// holdReservation begins a session on b that reserves a job put for it with an hour's TTR (so
-// only an ended session can return it before the test ends), and returns both.
-func holdReservation(t *testing.T, b *Backend) (backend.SessionID, uint64) {
-	t.Helper()
-	ctx := testCtx(t)
-	s := backend.NewSessionIDs().Next()
-	require.NoError(t, b.BeginSession(ctx, s))
-	id, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Hour, Body: []byte("x")})
-	require.NoError(t, err)
-	r, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})
-	require.NoError(t, err)
-	require.Equal(t, id, r.ID)
-	return s, id
 }
 
 // stop shuts the server down cleanly (a fast shutdown: every committed transaction survives).

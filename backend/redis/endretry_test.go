@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/backendtest"
 	beanredis "github.com/beangate/beangate/backend/redis"
 	"github.com/beangate/beangate/gateway/gatewaytest"
 )
@@ -34,7 +35,7 @@ func TestFailedSessionEndIsRetried(t *testing.T) {
 			})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = b.Close() })
-			s, id := holdReservation(t, b)
+			s, id := backendtest.HoldReservation(t, b)
 
 			restore := tt.disturb(t, srv)
 			require.Error(t, b.EndSession(ctx, s))
@@ -55,18 +56,4 @@ func TestFailedSessionEndIsRetried(t *testing.T) {
 			require.Equal(t, 1, strings.Count(logs.String(), "ended a session on retry"), "logs: %s", logs.String())
 		})
 	}
-}
-
-// holdReservation begins a session on b that reserves a job put for it with an hour's TTR (so
-// only an ended session can return it), and returns both.
-func holdReservation(t *testing.T, b backend.Backend) (backend.SessionID, uint64) {
-	t.Helper()
-	ctx := context.Background()
-	s := backend.NewSessionIDs().Next()
-	require.NoError(t, b.BeginSession(ctx, s))
-	id, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Hour, Body: []byte("x")})
-	require.NoError(t, err)
-	_, err = b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})
-	require.NoError(t, err)
-	return s, id
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/backendtest"
 	beanredis "github.com/beangate/beangate/backend/redis"
 )
 
@@ -38,7 +39,7 @@ func TestReaperGivesAMissingLeaseAGrace(t *testing.T) {
 			defer admin.Close()
 			ctx := context.Background()
 
-			s, id := holdReservation(t, owner)
+			s, id := backendtest.HoldReservation(t, owner)
 			if !tt.heartbeats {
 				require.NoError(t, owner.Close())
 			}
@@ -87,7 +88,7 @@ func TestRedisOutageLongerThanTheLeaseEndsNoLiveSession(t *testing.T) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = b.Close() })
-	s, id := holdReservation(t, b)
+	s, id := backendtest.HoldReservation(t, b)
 
 	srv.kill()
 	time.Sleep(lease + lease/4) // the lease, set before, has expired when Redis restarts
