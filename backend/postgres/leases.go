@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -27,24 +28,27 @@ func newLeases() *leases {
 }
 
 // add records process, reporting whether it is new.
-func (l *leases) add(process string) bool {
+func (l *leases) add(process string) bool { return l.insert(l.processes, process) }
+
+func (l *leases) list() []string { return l.keys(l.processes) }
+
+// insert adds k to one of the sets, reporting whether it is new.
+func (l *leases) insert(set map[string]struct{}, k string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, ok := l.processes[process]; ok {
+	if _, ok := set[k]; ok {
 		return false
 	}
-	l.processes[process] = struct{}{}
+	set[k] = struct{}{}
 	return true
 }
 
-func (l *leases) list() []string {
+// keys copies one of the sets, never as nil: the statements take it as an array, and pgx
+// sends a nil slice as NULL, with which "<> ALL" matches nothing.
+func (l *leases) keys(set map[string]struct{}) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]string, 0, len(l.processes))
-	for p := range l.processes {
-		out = append(out, p)
-	}
-	return out
+	return slices.AppendSeq(make([]string, 0, len(set)), maps.Keys(set))
 }
 
 // confirmed returns the suspects first seen expired at least grace before now, except this
@@ -87,25 +91,9 @@ func (l *leases) clearSuspects() {
 }
 
 // addUnended records a session whose end failed, reporting whether it is new.
-func (l *leases) addUnended(session string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, ok := l.unended[session]; ok {
-		return false
-	}
-	l.unended[session] = struct{}{}
-	return true
-}
+func (l *leases) addUnended(session string) bool { return l.insert(l.unended, session) }
 
-func (l *leases) unendedList() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make([]string, 0, len(l.unended))
-	for s := range l.unended {
-		out = append(out, s)
-	}
-	return out
-}
+func (l *leases) unendedList() []string { return l.keys(l.unended) }
 
 func (l *leases) removeUnended(sessions []string) {
 	l.mu.Lock()
