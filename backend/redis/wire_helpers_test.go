@@ -2,9 +2,7 @@ package redis_test
 
 import (
 	"bufio"
-	"io"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,19 +35,8 @@ func (w *wireConn) do(cmd string) (line, body string) {
 	require.NoError(w.t, w.nc.SetDeadline(time.Now().Add(gatewaytest.ReplyTimeout)))
 	_, err := w.nc.Write([]byte(cmd + "\r\n"))
 	require.NoError(w.t, err)
-	line, err = w.r.ReadString('\n')
+	line, body, err = gatewaytest.ReadReply(w.r)
 	require.NoError(w.t, err)
-	line = strings.TrimSuffix(line, "\r\n")
-	f := strings.Fields(line)
-	switch f[0] {
-	case "OK", "RESERVED", "FOUND":
-		n, err := strconv.Atoi(f[len(f)-1])
-		require.NoError(w.t, err)
-		b := make([]byte, n+2)
-		_, err = io.ReadFull(w.r, b)
-		require.NoError(w.t, err)
-		body = string(b[:n])
-	}
 	return line, body
 }
 

@@ -3,6 +3,7 @@ package gatewaytest
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -169,28 +170,37 @@ func dialRaw(addr, tube string) (*rawConn, error) {
 	return rc, nil
 }
 
-// do sends one command line and returns the reply line (without CRLF); a RESERVED reply's body
-// is read and dropped.
+// do sends one command line and returns the reply line (without CRLF); a body is read and
+// dropped.
 func (rc *rawConn) do(line string) (string, error) {
 	_ = rc.nc.SetDeadline(time.Now().Add(2 * reclaimWithin))
 	if _, err := rc.nc.Write([]byte(line + "\r\n")); err != nil {
 		return "", err
 	}
-	reply, err := rc.r.ReadString('\n')
+	reply, _, err := ReadReply(rc.r)
+	return reply, err
+}
+
+// ReadReply reads one reply of any kind: its line and, for a reply that carries a body (OK,
+// RESERVED, FOUND), the body, both without their CRLFs.
+func ReadReply(r *bufio.Reader) (line, body string, err error) {
+	if line, err = r.ReadString('\n'); err != nil {
+		return "", "", err
+	}
+	line = strings.TrimSuffix(line, "\r\n")
+	f := strings.Fields(line)
+	if len(f) < 2 || (f[0] != "OK" && f[0] != "RESERVED" && f[0] != "FOUND") {
+		return line, "", nil
+	}
+	n, err := strconv.Atoi(f[len(f)-1])
 	if err != nil {
-		return "", err
+		return "", "", fmt.Errorf("reply %q: %w", line, err)
 	}
-	reply = strings.TrimSuffix(reply, "\r\n")
-	if f := strings.Fields(reply); len(f) == 3 && f[0] == "RESERVED" {
-		n, err := strconv.Atoi(f[2])
-		if err != nil {
-			return "", err
-		}
-		if _, err := rc.r.Discard(n + 2); err != nil {
-			return "", err
-		}
+	b := make([]byte, n+2)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", "", err
 	}
-	return reply, nil
+	return line, string(b[:n]), nil
 }
 
 // onEveryGateway runs work on each connections per gateway at once, each connection using and
