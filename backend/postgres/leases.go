@@ -146,6 +146,15 @@ func (b *Backend) heartbeat() {
 		if err := b.reapDeadProcesses(ctx); err != nil {
 			b.opts.Logger.Warn("postgres: ending sessions of dead gateways failed", "err", err)
 		}
+		// The timeout counts appended since the last beat go into the counters row, so that
+		// stats sums a handful of rows (005_lock_free_timeouts). Holding no job row, it cannot
+		// deadlock with the statements that append them.
+		if err := b.run(ctx, "fold timeouts", func(ctx context.Context) error {
+			_, err := b.pool.Exec(ctx, b.st.get("fold_timeouts"))
+			return err
+		}); err != nil {
+			b.opts.Logger.Warn("postgres: folding the timeout counts failed", "err", err)
+		}
 	}
 }
 
@@ -172,12 +181,15 @@ func (b *Backend) retryEndSessions(ctx context.Context) error {
 // by definition, even if an overloaded moment let its lease lapse. A failed call clears every
 // suspicion.
 func (b *Backend) reapDeadProcesses(ctx context.Context) error {
-	var tubes, expired []string
+	var (
+		back    returnedJobs
+		expired []string
+	)
 	now := time.Now()
 	confirmed := b.leases.confirmed(now, b.reapGrace())
 	own := b.leases.list()
 	err := b.run(ctx, "reap dead gateways", func(ctx context.Context) error {
-		tubes, expired = nil, nil
+		back, expired = returnedJobs{}, nil
 		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 			var locked, sessions []string
 			if len(confirmed) > 0 {
@@ -203,7 +215,7 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 				if _, err := tx.Exec(ctx, b.st.get("promote"), b.now()); err != nil {
 					return err
 				}
-				if err := tx.QueryRow(ctx, b.st.get("end_sessions"), sessions).Scan(&tubes); err != nil {
+				if err := back.scan(tx.QueryRow(ctx, b.st.get("end_sessions"), b.now(), sessions)); err != nil {
 					return err
 				}
 				if _, err := tx.Exec(ctx, b.st.get("gc_tubes"), nil); err != nil {
@@ -223,8 +235,6 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 		return err
 	}
 	b.leases.suspect(now, expired)
-	for _, t := range tubes {
-		b.waiters.wake(t, 1) // one entry per returned job
-	}
+	b.waiters.handOut(back)
 	return nil
 }

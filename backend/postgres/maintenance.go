@@ -9,7 +9,7 @@ import (
 )
 
 // vacuumTables churn the most: every job is inserted, updated two or three times and deleted.
-var vacuumTables = []string{"jobs", "tubes", "counters", "sessions", "session_watches", "processes"}
+var vacuumTables = []string{"jobs", "tubes", "counters", "sessions", "session_watches", "processes", "job_timeout_counts"}
 
 // vacuumLoop vacuums the queue tables every VacuumInterval, on one gateway at a time (an advisory
 // lock), so that dead rows and index entries of finished jobs do not pile up when autovacuum is

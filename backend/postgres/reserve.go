@@ -39,6 +39,13 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		// attempt made at (fake) time past it found nothing, so that a job maturing before the
 		// timeout, or a DEADLINE_SOON, still wins when the clock jumps past both.
 		expired := isClosed(timedOut)
+		if id, ok := w.takeHanded(); ok {
+			job, err := b.reserveHanded(ctx, p, id)
+			if err != nil || job != nil {
+				gaveUp = err != nil
+				return job, err
+			}
+		}
 		// One "now" per attempt: what the wait learns is consistent with what the attempt saw.
 		now := b.now()
 		job, info, err := b.tryReserve(ctx, p, now)
@@ -126,7 +133,7 @@ func (it reserveItem) group() string {
 }
 
 // execReserves answers a batch of reserve attempts in one round trip and one asynchronous
-// commit: one reserve_many statement per distinct watch list, the sessions of a group in the
+// commit: per distinct watch list, a promote_tubes statement and a reserve_many statement, the sessions of a group in the
 // order they asked. The statements run one after the other in one transaction, so a later one
 // sees the jobs an earlier one reserved and takes others. An attempt that finds nothing learns
 // from the same statement what to wait for.
@@ -157,6 +164,9 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 		bt := &pgx.Batch{}
 		for _, g := range groups {
 			it := items[g.first]
+			// Due jobs first, in a statement of their own: the reserve's snapshot then sees them
+			// ready, also those another transaction was promoting (promote_tubes.sql).
+			bt.Queue(b.st.get("promote_tubes"), it.now, it.tubes, g.sessions)
 			bt.Queue(b.st.get("reserve_many"), it.now, it.tubes, g.sessions).Query(func(rows pgx.Rows) error {
 				var (
 					session string
@@ -190,6 +200,34 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 		err = errors.New("postgres: reserve: a session got neither a job nor what to wait for")
 	}
 	return res, err
+}
+
+// reserveHanded reserves job id, handed to this waiting reserve by a closing session (see
+// waiters.handOut), if it is still ready in an unpaused tube the session watches; nil if not.
+func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id uint64) (*backend.Job, error) {
+	var job *backend.Job
+	err := b.run(ctx, "reserve", func(ctx context.Context) error {
+		job = nil
+		var (
+			jid  int64
+			tube string
+			prio int64
+			body []byte
+		)
+		err := b.pool.QueryRow(ctx, b.st.get("reserve_handed"), b.now(), string(p.Session), int64(id), p.Tubes).Scan(&jid, &tube, &prio, &body)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		job = &backend.Job{ID: uint64(jid), Tube: tube, Priority: uint32(prio), Body: body}
+		return nil
+	})
+	if err != nil {
+		return nil, callErr("reserve", err)
+	}
+	return job, nil
 }
 
 // unreserve undoes a reservation committed for a caller that had given up, so that the job does

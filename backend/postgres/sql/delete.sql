@@ -20,8 +20,9 @@ WITH input AS (
          LIMIT 1) AS session,
         (j.state = 3 AND j.due_at <= {{now}}) AS expired
 ), timed_out AS (
-    UPDATE {{schema}}.counters SET job_timeouts = job_timeouts + (SELECT count(*) FROM deleted WHERE expired)
-    WHERE id = 1 AND EXISTS (SELECT 1 FROM deleted WHERE expired)
+    -- Appended, not added to the counters row (see 005_lock_free_timeouts).
+    INSERT INTO {{schema}}.job_timeout_counts (n)
+    SELECT count(*) FROM deleted WHERE expired HAVING count(*) > 0
 ), per_tube AS (
     SELECT tube, count(*) AS n FROM deleted GROUP BY tube
 ), counted AS (

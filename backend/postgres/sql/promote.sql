@@ -1,28 +1,33 @@
 -- promote: applies the transitions that time alone causes, so that the statement after it in the
 -- same transaction sees them: delayed jobs whose time has come become ready; reservations whose
 -- TTR has passed return to ready, counting a timeout on the job and in the store.
--- SKIP LOCKED: a row another transaction holds is being changed by it anyway.
+-- Rows another transaction holds are waited for, not skipped (a reserve promoting them commits in
+-- moments), and locked in id order like every statement that waits for job rows (see
+-- promote_tubes.sql): skipping them showed a due job as still delayed, or reserved, to the
+-- statement after this one.
 -- $1 now (NULL: the database clock).
-WITH due AS (
-    SELECT id FROM {{schema}}.jobs
-    WHERE state = 2 AND due_at <= {{now}}
-    ORDER BY due_at LIMIT 10000
-    FOR UPDATE SKIP LOCKED
-), expired AS (
-    SELECT id FROM {{schema}}.jobs
-    WHERE state = 3 AND due_at <= {{now}}
-    ORDER BY due_at LIMIT 10000
-    FOR UPDATE SKIP LOCKED
+WITH picked AS (
+    (SELECT id FROM {{schema}}.jobs
+     WHERE state = 2 AND due_at <= {{now}}
+     ORDER BY due_at LIMIT 10000)
+    UNION ALL
+    (SELECT id FROM {{schema}}.jobs
+     WHERE state = 3 AND due_at <= {{now}}
+     ORDER BY due_at LIMIT 10000)
+), locked AS (
+    -- Re-checked after a wait: a row promoted or reserved meanwhile drops out.
+    SELECT j.id, j.state FROM {{schema}}.jobs j
+    WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) AND j.state IN (2, 3) AND j.due_at <= {{now}}
+    ORDER BY j.id
+    FOR UPDATE
 ), readied AS (
-    UPDATE {{schema}}.jobs SET state = 1, due_at = NULL
-    WHERE id = ANY(ARRAY(SELECT id FROM due)) -- an index condition, not a semi join
-    RETURNING id
-), timed_out AS (
-    UPDATE {{schema}}.jobs SET state = 1, due_at = NULL, reserved_by = NULL, timeouts = timeouts + 1
-    WHERE id = ANY(ARRAY(SELECT id FROM expired))
-    RETURNING id
+    UPDATE {{schema}}.jobs j
+    SET state = 1, due_at = NULL, reserved_by = NULL, reserved_at = NULL,
+        timeouts = j.timeouts + (j.state = 3)::int
+    WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
+    RETURNING j.id
 ), counted AS (
-    UPDATE {{schema}}.counters SET job_timeouts = job_timeouts + (SELECT count(*) FROM timed_out)
-    WHERE id = 1 AND EXISTS (SELECT 1 FROM timed_out)
+    INSERT INTO {{schema}}.job_timeout_counts (n)
+    SELECT count(*) FROM locked WHERE state = 3 HAVING count(*) > 0
 )
-SELECT (SELECT count(*) FROM readied) + (SELECT count(*) FROM timed_out)
+SELECT count(*) FROM readied

@@ -1,0 +1,41 @@
+-- promote_tubes: the first statement of a reserve batch. In tubes $2, delayed jobs whose time has
+-- come become ready and reservations whose TTR has passed return to ready (counting a timeout),
+-- at most 500 (+ one per session, $3) of each per tube, in due order, so a backlog of due jobs
+-- costs each reserve a bounded batch instead of a sort of the whole backlog.
+-- The rows are locked waiting, not skipped, and in id order: a due row another transaction is
+-- promoting (promote.sql for a stats or peek, another gateway's reserve) is waited for, so that
+-- the reserve statement after this one, whose snapshot is taken when it starts, sees it ready.
+-- Skipping it let the reserve hand out a worse job, or wait for the next poll, while a better one
+-- was due. Every statement that waits for job row locks takes them in id order, so they cannot
+-- deadlock with one another; the reserve statement itself only skips.
+-- $1 now (NULL: database clock), $2 tubes, $3 sessions.
+WITH picked AS (
+    SELECT c.id
+    FROM unnest($2::text[]) AS w(name)
+    CROSS JOIN LATERAL (
+        (SELECT j.id FROM {{schema}}.jobs j
+         WHERE j.tube = w.name AND j.state = 2 AND j.due_at <= {{now}}
+         ORDER BY j.due_at LIMIT 500 + cardinality($3::text[]))
+        UNION ALL
+        (SELECT j.id FROM {{schema}}.jobs j
+         WHERE j.tube = w.name AND j.state = 3 AND j.due_at <= {{now}}
+         ORDER BY j.due_at LIMIT 500 + cardinality($3::text[]))
+    ) c
+), locked AS (
+    -- Re-checked after a wait: a row promoted or reserved meanwhile drops out.
+    SELECT j.id, j.state FROM {{schema}}.jobs j
+    WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) AND j.state IN (2, 3) AND j.due_at <= {{now}}
+    ORDER BY j.id
+    FOR UPDATE
+), readied AS (
+    UPDATE {{schema}}.jobs j
+    SET state = 1, due_at = NULL, reserved_by = NULL, reserved_at = NULL,
+        timeouts = j.timeouts + (j.state = 3)::int
+    WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
+    RETURNING j.id
+), counted AS (
+    INSERT INTO {{schema}}.job_timeout_counts (n)
+    SELECT count(*) FROM locked WHERE state = 3 HAVING count(*) > 0
+)
+SELECT count(*) FROM readied
+WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
