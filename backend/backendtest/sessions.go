@@ -84,6 +84,33 @@ var sessionCases = []testCase{
 		owner.end()
 		p.requireJob(id)
 	}},
+	{"EndSessionHandsReturnedJobsToAWaiterInReservationOrder", func(h *harness) {
+		// beanstalkd returns a closing session's jobs one by one in the order they were
+		// reserved, each to a waiting reserve if there is one: the one waiter gets the job
+		// reserved first, though the later one has a better priority and an earlier deadline
+		// (shared/divergences, disconnect#52).
+		owner := h.session()
+		first := owner.put(job{pri: 3, ttr: 100 * time.Second})
+		owner.reserveID(first)
+		second := owner.put(job{pri: 0, ttr: 10 * time.Second})
+		owner.reserveID(second)
+		p := h.session().reserveAsync(forever)
+		owner.end()
+		p.requireJob(first)
+		h.requireState(second, backend.Ready)
+	}},
+	{"EndSessionHandsNoJobOfAPausedTube", func(h *harness) {
+		owner := h.session()
+		paused := owner.put(job{pri: 0})
+		owner.reserveID(paused)
+		other := owner.use("other").put(job{pri: 9})
+		owner.watch("other").reserveID(other)
+		p := h.session().watch("other").reserveAsync(forever)
+		h.pause(backend.DefaultTube, time.Hour)
+		owner.end()
+		p.requireJob(other)
+		h.requireState(paused, backend.Ready)
+	}},
 	{"EndSessionStopsItsWaitingReserve", func(h *harness) {
 		c := h.session()
 		p := c.reserveAsync(-1)

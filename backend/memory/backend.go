@@ -8,10 +8,12 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,8 +46,9 @@ type Backend struct {
 	paused    indexedHeap[*tube]   // paused tubes, by pause end
 	waiters   indexedHeap[*waiter] // waiting reserves with a timeout or a reservation, by wake time
 
-	totalJobs   uint64
-	jobTimeouts uint64
+	totalJobs    uint64
+	jobTimeouts  uint64
+	reservations uint64 // reservations made, numbering them (job.reservedSeq)
 
 	timer    backend.Timer // the one event timer; nil when none is armed
 	timerAt  time.Time
@@ -181,8 +184,15 @@ func (b *Backend) EndSession(ctx context.Context, id backend.SessionID) error {
 	for w := range s.waiters {
 		b.finishWaiterLocked(w, nil, backend.ErrTimedOut)
 	}
+	// beanstalkd returns them in the order they were reserved, each handed at once to a waiting
+	// reserve if there is one: with one waiter, the job reserved first goes to it, whatever the
+	// priorities.
+	held := make([]*job, 0, s.reserved.Len())
 	for s.reserved.Len() > 0 {
-		j := s.reserved.Pop()
+		held = append(held, s.reserved.Pop())
+	}
+	slices.SortFunc(held, func(a, b *job) int { return cmp.Compare(a.reservedSeq, b.reservedSeq) })
+	for _, j := range held {
 		b.deadlines.Remove(j.gIdx)
 		j.tube.reserved--
 		j.owner = nil

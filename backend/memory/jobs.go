@@ -23,6 +23,9 @@ type job struct {
 	due      time.Time // delayed: when it becomes ready
 	deadline time.Time // reserved: when its TTR runs out
 	owner    *session  // reserved: who holds it
+	// reserved: the reservation's place in the order of all reservations; a closing session
+	// returns its jobs in this order, as beanstalkd does.
+	reservedSeq uint64
 
 	tIdx   int           // position in the tube's ready/delay heap or the owner's reserved heap
 	gIdx   int           // position in Backend.delayed or Backend.deadlines
@@ -104,6 +107,8 @@ func (b *Backend) reserveLocked(j *job, s *session, at time.Time) {
 	j.state = backend.Reserved
 	j.owner = s
 	j.deadline = at.Add(j.ttr)
+	b.reservations++
+	j.reservedSeq = b.reservations
 	j.reserves++
 	j.tube.reserved++
 	s.reserved.Push(j)

@@ -40,20 +40,30 @@ func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
 }
 
 func (b *Backend) endSessions(ctx context.Context, sessions []string) error {
-	var tubes []string
+	var back returnedJobs
 	err := b.run(ctx, "end session", func(ctx context.Context) error {
 		bt := &pgx.Batch{}
 		b.promote(bt)
-		bt.Queue(b.st.get("end_sessions"), sessions).QueryRow(func(row pgx.Row) error {
-			return row.Scan(&tubes)
-		})
+		bt.Queue(b.st.get("end_sessions"), b.now(), sessions).QueryRow(back.scan)
 		bt.Queue(b.st.get("gc_tubes"), nil)
 		return b.batch(ctx, bt)
 	})
-	for _, t := range tubes {
-		b.waiters.wake(t, 1) // one entry per returned job
+	if err == nil {
+		b.waiters.handOut(back)
 	}
 	return err
+}
+
+// returnedJobs are the reservations a session end made ready, in the order they were reserved
+// (end_sessions.sql).
+type returnedJobs struct {
+	ids    []int64
+	tubes  []string
+	paused []bool // the job's tube is paused: no waiting reserve may take it
+}
+
+func (r *returnedJobs) scan(row pgx.Row) error {
+	return row.Scan(&r.ids, &r.tubes, &r.paused)
 }
 
 // UseTube makes tube s's used tube.

@@ -16,6 +16,9 @@ type waiters struct {
 type waiter struct {
 	tubes []string
 	ch    chan struct{} // capacity 1: a pending hint is never lost, extra hints collapse
+	// handed holds the id of a job a closing session returned and handOut gave to this waiter,
+	// until its next attempt tries that job first (capacity 1: one at a time).
+	handed chan uint64
 }
 
 func newWaiters() *waiters {
@@ -23,7 +26,7 @@ func newWaiters() *waiters {
 }
 
 func (ws *waiters) add(tubes []string) *waiter {
-	w := &waiter{tubes: tubes, ch: make(chan struct{}, 1)}
+	w := &waiter{tubes: tubes, ch: make(chan struct{}, 1), handed: make(chan uint64, 1)}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, t := range tubes {
@@ -52,10 +55,48 @@ func (ws *waiters) remove(w *waiter, passOn bool) {
 			ws.byTube[t] = list
 		}
 	}
-	if passOn || len(w.ch) > 0 {
+	if passOn || len(w.ch) > 0 || len(w.handed) > 0 {
 		for _, t := range w.tubes {
 			ws.wakeLocked(t, 1)
 		}
+	}
+}
+
+// handOut gives the jobs a closing session returned, in the order it had reserved them, each to
+// the longest-waiting reserve of its tube that has none handed yet, as beanstalkd hands them out
+// one by one: with one waiter, it gets the job reserved first, whatever the priorities. A job of
+// a paused tube, or one no waiter is left for, only wakes a waiter, as any job made ready does.
+func (ws *waiters) handOut(r returnedJobs) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for i, id := range r.ids {
+		tube := r.tubes[i]
+		if !r.paused[i] && ws.handLocked(tube, uint64(id)) {
+			continue
+		}
+		ws.wakeLocked(tube, 1)
+	}
+}
+
+func (ws *waiters) handLocked(tube string, id uint64) bool {
+	for _, w := range ws.byTube[tube] {
+		select {
+		case w.handed <- id:
+			w.signal()
+			return true
+		default: // it has one already
+		}
+	}
+	return false
+}
+
+// takeHanded returns the job handed to w, if any.
+func (w *waiter) takeHanded() (uint64, bool) {
+	select {
+	case id := <-w.handed:
+		return id, true
+	default:
+		return 0, false
 	}
 }
 

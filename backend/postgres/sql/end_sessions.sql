@@ -1,15 +1,17 @@
--- end_sessions: forgets sessions $1: their reserved jobs return to ready at once (counters
--- unchanged), their tube references are dropped (gc_tubes runs after it). Announces the tubes
--- that got ready jobs and returns them, one entry per job, for the local waiters. Not worth a WAL
--- flush: after a crash the sessions are gone and their reservations ready anyway.
+-- end_sessions: forgets sessions $2 ($1 now, NULL: the database clock): their reserved jobs
+-- return to ready at once (counters unchanged), their tube references are dropped (gc_tubes runs
+-- after it). Announces the tubes that got ready jobs and returns the jobs, in the order they were reserved, with their tubes and
+-- whether the tube is paused now, for the local waiters (a job goes to a waiting reserve in that
+-- order, as beanstalkd hands them out). Not worth a WAL flush: after a crash the sessions are
+-- gone and their reservations ready anyway.
 WITH ended AS (
-    DELETE FROM {{schema}}.sessions WHERE id = ANY($1::text[]) RETURNING used_tube
+    DELETE FROM {{schema}}.sessions WHERE id = ANY($2::text[]) RETURNING used_tube
 ), unwatched AS (
-    DELETE FROM {{schema}}.session_watches WHERE session_id = ANY($1::text[]) RETURNING tube
+    DELETE FROM {{schema}}.session_watches WHERE session_id = ANY($2::text[]) RETURNING tube
 ), returned AS (
     UPDATE {{schema}}.jobs SET state = 1, reserved_by = NULL, due_at = NULL
-    WHERE state = 3 AND reserved_by = ANY($1::text[])
-    RETURNING tube
+    WHERE state = 3 AND reserved_by = ANY($2::text[])
+    RETURNING id, tube, reserved_at
 ), refs AS (
     SELECT tube, sum(u) AS u, sum(w) AS w FROM (
         SELECT used_tube AS tube, 1 AS u, 0 AS w FROM ended
@@ -23,6 +25,9 @@ WITH ended AS (
 ), notified AS (
     SELECT pg_notify({{channel}}, {{origin}} || ' ' || count(*) || ' ' || tube) FROM returned GROUP BY tube
 )
-SELECT array(SELECT tube FROM returned)
+SELECT array(SELECT id FROM returned r ORDER BY r.reserved_at, r.id),
+       array(SELECT tube FROM returned r ORDER BY r.reserved_at, r.id),
+       array(SELECT coalesce(t.pause_until > {{now}}, false) FROM returned r
+             LEFT JOIN {{schema}}.tubes t ON t.name = r.tube ORDER BY r.reserved_at, r.id)
 WHERE (SELECT count(*) FROM notified) >= 0
   AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
