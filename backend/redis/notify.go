@@ -37,6 +37,9 @@ type waiter struct {
 	tubes   []string
 	ch      chan struct{} // capacity 1: wake-ups coalesce while the waiter is busy
 	ended   atomic.Bool   // its session was ended here: the reserve must give up
+	// handed holds the id (padded) of a job a closing session returned and handOut gave this
+	// waiter, until its next try reserves that job first.
+	handed chan string
 
 	// Guarded by waiters.mu.
 	slot *dueSlot // the due time it is armed for, if any
@@ -60,7 +63,7 @@ func newWaiters() *waiters {
 }
 
 func (ws *waiters) add(s backend.SessionID, tubes []string) *waiter {
-	w := &waiter{session: s, tubes: tubes, ch: make(chan struct{}, 1)}
+	w := &waiter{session: s, tubes: tubes, ch: make(chan struct{}, 1), handed: make(chan string, 1)}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	ws.bySession[s] = w
@@ -217,6 +220,43 @@ func (ws *waiters) endSession(s backend.SessionID) {
 	if w := ws.bySession[s]; w != nil {
 		w.ended.Store(true)
 		ws.signalLocked(w)
+	}
+}
+
+// handOut gives the jobs a closing session returned (session_end's reply: {id, tube, paused}...,
+// in the order they were reserved) each to a waiting reserve of its tube here that has none
+// handed yet, as beanstalkd hands them out one by one: one waiter gets the job reserved first,
+// whatever the priorities. A job of a paused tube is only published, as any job made ready.
+func (ws *waiters) handOut(r *reply) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for i := 0; i+2 < len(r.a); i += 3 {
+		id, tube, paused := r.str(i), r.str(i+1), r.int(i+2)
+		if r.err != nil || paused == 1 {
+			continue
+		}
+		for w := range ws.byTube[tube] {
+			if w.ended.Load() {
+				continue
+			}
+			select {
+			case w.handed <- id:
+				ws.signalLocked(w)
+			default: // it has one already
+				continue
+			}
+			break
+		}
+	}
+}
+
+// takeHanded returns the job handed to w, if any.
+func (w *waiter) takeHanded() (string, bool) {
+	select {
+	case id := <-w.handed:
+		return id, true
+	default:
+		return "", false
 	}
 }
 

@@ -53,6 +53,12 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		if w.ended.Load() {
 			return nil, errSessionEnded
 		}
+		if id, ok := w.takeHanded(); ok {
+			job, err := b.reserveHanded(ctx, p, id)
+			if err != nil || job != nil {
+				return job, err
+			}
+		}
 		willWait := p.Timeout != 0 && !final
 		out, err := b.tryReserve(ctx, p, counted, willWait)
 		counted = err == nil && willWait && out.job == nil && !out.soon
@@ -134,6 +140,21 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 		return reserveOutcome{soon: true}, r.err
 	}
 	return reserveOutcome{next: r.int(1), now: r.int(2), soonAt: r.int(3), sent: sent}, r.err
+}
+
+// reserveHanded reserves job id (padded), handed to this waiting reserve by a closing session
+// (see waiters.handOut), if it is still ready in an unpaused tube the session watches; nil if not.
+func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id string) (*backend.Job, error) {
+	args := make([]any, 0, 2+len(p.Tubes))
+	args = append(args, string(p.Session), id)
+	for _, t := range p.Tubes {
+		args = append(args, t)
+	}
+	res, err := b.call(ctx, opReserveHanded, args...)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	return newReply(res).job(0)
 }
 
 // after returns a channel closed once d has passed on the backend's clock, and its stop func.

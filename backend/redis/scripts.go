@@ -30,6 +30,7 @@ const (
 	opPut           op = "put"
 	opReserve       op = "reserve"
 	opReserveJob    op = "reserve_job"
+	opReserveHanded op = "reserve_handed"
 	opDelete        op = "delete"
 	opRelease       op = "release"
 	opBury          op = "bury"
@@ -49,7 +50,7 @@ const (
 // ops are all the operations.
 var ops = []op{
 	opSessionBegin, opSessionEnd, opReap, opUse, opWatch, opIgnore,
-	opPut, opReserve, opReserveJob, opDelete, opRelease, opBury, opTouch,
+	opPut, opReserve, opReserveJob, opReserveHanded, opDelete, opRelease, opBury, opTouch,
 	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
 	opStats, opListTubes, opPause, opEnsureDefault,
 }

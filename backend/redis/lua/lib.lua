@@ -242,20 +242,37 @@ local function reserve_for(t, m, s)
   local deadline = ds(NOW + tonumber(f[1]))
   redis.call('ZADD', kreserved(t), deadline, m)
   redis.call('ZADD', ksres(s), deadline, m)
-  redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres', tonumber(f[4] or 0) + 1)
+  -- rq numbers the reservation: a closing session returns its jobs in that order (end_session).
+  redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres', tonumber(f[4] or 0) + 1,
+    'rq', redis.call('HINCRBY', STATS, 'rseq', 1))
   return {m, t, f[2], f[3]}
 end
 
--- end_session returns session s's reservations to ready and drops its tube references.
+-- end_session returns session s's reservations to ready and drops its tube references. The jobs
+-- go back in the order s reserved them, as beanstalkd returns them (each to a waiting reserve
+-- first): it returns them in that order, flattened as {id, tube, paused (1/0)}, for the caller to
+-- hand to its waiting reserves. A reservation already past its deadline times out first.
 local function end_session(s, proc)
-  local res = redis.call('ZRANGE', ksres(s), 0, -1)
-  for _, m in ipairs(res) do
-    local f = redis.call('HMGET', kjob(m), 't', 'p', 's', 'o')
-    if f[1] and f[3] == 'reserved' and f[4] == s then
-      redis.call('ZREM', kreserved(f[1]), m)
-      to_ready(f[1], m, f[2])
-      notify(f[1])
+  local held = {}
+  for _, m in ipairs(redis.call('ZRANGE', ksres(s), 0, -1)) do
+    local f = fresh(m)
+    if f and f[2] == 'reserved' and f[3] == s then
+      held[#held + 1] = {m = m, t = f[1], q = tonumber(redis.call('HGET', kjob(m), 'rq') or 0)}
     end
+  end
+  table.sort(held, function(a, b)
+    if a.q ~= b.q then return a.q < b.q end
+    return a.m < b.m
+  end)
+  local back = {}
+  for _, h in ipairs(held) do
+    redis.call('ZREM', kreserved(h.t), h.m)
+    to_ready(h.t, h.m, redis.call('HGET', kjob(h.m), 'p'))
+    notify(h.t)
+    local pu = redis.call('HGET', ktube(h.t), 'pu')
+    back[#back + 1] = h.m
+    back[#back + 1] = h.t
+    back[#back + 1] = (pu and tonumber(pu) > NOW) and 1 or 0
   end
   redis.call('DEL', ksres(s))
   unwait(s)
@@ -270,4 +287,5 @@ local function end_session(s, proc)
   end
   redis.call('DEL', ksess(s), kwatch(s))
   redis.call('SREM', kproc(proc), s)
+  return back
 end
