@@ -21,7 +21,7 @@ import (
 
 // TestRandomSessionsAgainstRealBeanstalkd plays generated sessions, step by step, on a fresh
 // real beanstalkd and on a fresh beangate (memory backend) and requires the same bytes back,
-// after masking only what legitimately differs (see normaliseReply). Each seed is fixed, so a
+// after masking only what legitimately differs (see gatewaytest.NormaliseReply). Each seed is fixed, so a
 // failure reproduces; the failure message names the seed, the step and the recent history.
 //
 // The generator avoids what cannot be compared deterministically: blocking reserves, short
@@ -29,12 +29,12 @@ import (
 // the inputs where beangate deliberately follows 1.13 or fixes a beanstalkd bug (noted at each
 // generator case that leaves them out).
 func TestRandomSessionsAgainstRealBeanstalkd(t *testing.T) {
-	bin := beanstalkdBinary(t)
+	bin := gatewaytest.DebianBeanstalkd(t)
 	for _, seed := range []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10} {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			t.Parallel()
 			const maxJobSize = 100 // small, so over-limit bodies are cheap to send
-			real := startBeanstalkd(t, bin, maxJobSize)
+			real := gatewaytest.StartBeanstalkd(t, bin, maxJobSize)
 			ours, _ := gatewaytest.StartServer(t, newMemory(t), gateway.Config{MaxJobSize: maxJobSize})
 			playRandomSession(t, seed, 250, real, ours, maxJobSize)
 		})
@@ -95,7 +95,7 @@ func playRandomSession(t *testing.T, seed uint64, steps int, realAddr, oursAddr 
 			checkSize(t, want[i])
 			checkSize(t, got[i])
 			require.NoError(t, ids.learn(want[i], got[i]), where())
-			require.Equal(t, normaliseReply(want[i]), normaliseReply(ids.toReal(got[i])),
+			require.Equal(t, gatewaytest.NormaliseReply(want[i]), gatewaytest.NormaliseReply(ids.toReal(got[i])),
 				"reply %d differs: %s\nbeanstalkd: %q\nbeangate:   %q", i, where(), want[i], got[i])
 		}
 		if st.quit {
@@ -241,16 +241,6 @@ func (c *rconn) quiet() string {
 	return string(b)
 }
 
-// maskedStats are the stats keys whose values depend on the process, the clock or the harness
-// rather than on the session: total-connections also counts the probe that waits for
-// beanstalkd to listen.
-var maskedStats = map[string]bool{
-	"pid": true, "version": true, "rusage-utime": true, "rusage-stime": true, "uptime": true,
-	"id": true, "hostname": true, "os": true, "platform": true, "total-connections": true,
-}
-
-var yamlLine = regexp.MustCompile(`^([a-z-]+): (.*)$`)
-
 // checkSize requires the size an OK reply announces to be its payload's.
 func checkSize(t *testing.T, reply string) {
 	head, payload, _ := strings.Cut(reply, "\r\n")
@@ -259,56 +249,6 @@ func checkSize(t *testing.T, reply string) {
 		require.NoError(t, err, "reply %q", reply)
 		require.Equal(t, size+2, len(payload), "announced size in %q", reply)
 	}
-}
-
-// normaliseReply masks time- and process-dependent YAML values and the quoting difference:
-// 1.12 leaves name/tube/hostname/os/platform unquoted, 1.13 and beangate quote them
-// (protocol-spec §0, 1.13 change 1). The announced size is dropped, since masking and quoting
-// change it; checkSize checks it on the raw reply.
-func normaliseReply(reply string) string {
-	head, payload, ok := strings.Cut(reply, "\r\n")
-	if !ok || !strings.HasPrefix(head, "OK ") || !strings.HasPrefix(payload, "---\n") {
-		return reply
-	}
-	lines := strings.Split(strings.TrimSuffix(payload, "\n\r\n"), "\n")
-	kind := "stats"
-	if len(lines) > 1 && strings.HasPrefix(lines[1], "name: ") {
-		kind = "tube"
-	} else if len(lines) > 2 && strings.HasPrefix(lines[2], "tube: ") {
-		kind = "job"
-	}
-	values := map[string]string{}
-	for _, l := range lines[1:] {
-		if m := yamlLine.FindStringSubmatch(l); m != nil {
-			values[m[1]] = m[2]
-		}
-	}
-	for i, l := range lines {
-		m := yamlLine.FindStringSubmatch(l)
-		if m == nil {
-			continue // list-tubes entries, never quoted
-		}
-		key, v := m[1], strings.Trim(m[2], `"`)
-		switch kind {
-		case "stats":
-			if maskedStats[key] {
-				v = "*"
-			}
-		case "tube":
-			// pause-time-left counts down while paused (floor of the remaining seconds).
-			if key == "pause-time-left" && values["pause"] != "0" {
-				v = "*"
-			}
-		case "job":
-			// age counts up; time-left counts down for reserved and delayed jobs.
-			st := values["state"]
-			if key == "age" || key == "time-left" && (st == "reserved" || st == "delayed") {
-				v = "*"
-			}
-		}
-		lines[i] = key + ": " + v
-	}
-	return "OK\r\n" + strings.Join(lines, "\n") + "\n\r\n"
 }
 
 // sessionGen makes the steps. It learns job ids from beanstalkd's replies, so that commands

@@ -14,6 +14,14 @@ func TestTranscripts(t *testing.T) {
 	})
 }
 
+// TestTimedSessionsAgainstRealBeanstalkd: gatewaytest.RunTimedDifferential over Postgres.
+func TestTimedSessionsAgainstRealBeanstalkd(t *testing.T) {
+	admin(t)
+	gatewaytest.RunTimedDifferential(t, func(t *testing.T) backend.Backend {
+		return newTestBackend(t, nil)
+	})
+}
+
 // TestMultiGateway runs several Backends, as separate gateway processes would, on one schema.
 func TestMultiGateway(t *testing.T) {
 	admin(t)

@@ -13,3 +13,11 @@ func TestTranscripts(t *testing.T) {
 		return newBackend(t, newPrefix(t), nil, 0)
 	})
 }
+
+// TestTimedSessionsAgainstRealBeanstalkd: gatewaytest.RunTimedDifferential over Redis.
+func TestTimedSessionsAgainstRealBeanstalkd(t *testing.T) {
+	requireRedis(t)
+	gatewaytest.RunTimedDifferential(t, func(t *testing.T) backend.Backend {
+		return newBackend(t, newPrefix(t), nil, 0)
+	})
+}
