@@ -32,7 +32,9 @@ func (b *Backend) ownerOp(ctx context.Context, op, stmt string, promote bool, mo
 		found = false
 		bt := &pgx.Batch{}
 		if promote {
-			b.promote(bt)
+			if err := b.promote(ctx); err != nil {
+				return err
+			}
 		}
 		bt.Queue(stmt, args...).Query(func(rows pgx.Rows) error {
 			_, err := pgx.ForEachRow(rows, dest, func() error { found = true; return nil })
@@ -100,7 +102,9 @@ func (b *Backend) Kick(ctx context.Context, tube string, bound uint64) (uint64, 
 	var kicked, notified int64
 	err := b.run(ctx, "kick", func(ctx context.Context) error {
 		bt := &pgx.Batch{}
-		b.promote(bt)
+		if err := b.promote(ctx); err != nil {
+			return err
+		}
 		bt.Queue(b.st.get("kick"), tube, int64(bound)).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&kicked, &notified)
 		})

@@ -190,6 +190,11 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 	own := b.leases.list()
 	err := b.run(ctx, "reap dead gateways", func(ctx context.Context) error {
 		back, expired = returnedJobs{}, nil
+		if len(confirmed) > 0 { // their expired reservations time out first
+			if err := b.promote(ctx); err != nil {
+				return err
+			}
+		}
 		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 			var locked, sessions []string
 			if len(confirmed) > 0 {
@@ -212,9 +217,6 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 				}
 			}
 			if len(sessions) > 0 {
-				if _, err := tx.Exec(ctx, b.st.get("promote"), b.now()); err != nil {
-					return err
-				}
 				if err := back.scan(tx.QueryRow(ctx, b.st.get("end_sessions"), b.now(), sessions)); err != nil {
 					return err
 				}

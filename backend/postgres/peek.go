@@ -42,7 +42,9 @@ func (b *Backend) queryJob(ctx context.Context, op, stmt string, promote bool, a
 		job = nil
 		bt := &pgx.Batch{}
 		if promote {
-			b.promote(bt)
+			if err := b.promote(ctx); err != nil {
+				return err
+			}
 		}
 		bt.Queue(stmt, args...).Query(func(rows pgx.Rows) error {
 			var err error

@@ -171,10 +171,15 @@ func (b *Backend) batch(ctx context.Context, bt *pgx.Batch) error {
 	return b.pool.SendBatch(ctx, bt).Close()
 }
 
-// promote queues the step that applies due transitions (delayed → ready, expired reservation →
-// ready with a timeout counted) so that the statement queued after it sees them.
-func (b *Backend) promote(bt *pgx.Batch) {
-	bt.Queue(b.st.get("promote"), b.now())
+// promote applies due transitions (delayed → ready, expired reservation → ready with a timeout
+// counted) so that the statement after it sees them. It is a transaction of its own, committed
+// before that statement runs: promote.sql waits for the rows it promotes, and a transaction that
+// went on to wait for another row (reserve-job, kick-job, a session's reservations) while holding
+// them could deadlock with a reserve batch, which a deadlock_timeout (1 s) later costs a late
+// reply.
+func (b *Backend) promote(ctx context.Context) error {
+	_, err := b.pool.Exec(ctx, b.st.get("promote"), b.now())
+	return err
 }
 
 // tuneConnConfig sets what the statements rely on for speed, unless the DSN says otherwise.

@@ -133,8 +133,8 @@ func (it reserveItem) group() string {
 }
 
 // execReserves answers a batch of reserve attempts in one round trip and one asynchronous
-// commit: per distinct watch list, a promote_tubes statement and a reserve_many statement, the sessions of a group in the
-// order they asked. The statements run one after the other in one transaction, so a later one
+// commit: a promote_tubes statement over every watched tube, then a reserve_many statement per
+// distinct watch list, the sessions of a group in the order they asked. The statements run one after the other in one transaction, so a later one
 // sees the jobs an earlier one reserved and takes others. An attempt that finds nothing learns
 // from the same statement what to wait for.
 func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]reserveResult, error) {
@@ -162,11 +162,16 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 		clear(res)
 		clear(answered)
 		bt := &pgx.Batch{}
+		// Due jobs first, in statements of their own: the reserves' snapshots then see them
+		// ready, also those another transaction was promoting (promote_tubes.sql). One statement
+		// for every watched tube of the batch, so that the rows it waits for are locked in one
+		// id order: a second one, after the first had locked rows and a reserve had taken some,
+		// could wait for a row held by a transaction waiting for one of those.
+		for _, p := range promotionsOf(items) {
+			bt.Queue(b.st.get("promote_tubes"), p.now, p.tubes, p.sessions)
+		}
 		for _, g := range groups {
 			it := items[g.first]
-			// Due jobs first, in a statement of their own: the reserve's snapshot then sees them
-			// ready, also those another transaction was promoting (promote_tubes.sql).
-			bt.Queue(b.st.get("promote_tubes"), it.now, it.tubes, g.sessions)
 			bt.Queue(b.st.get("reserve_many"), it.now, it.tubes, g.sessions).Query(func(rows pgx.Rows) error {
 				var (
 					session string
@@ -228,6 +233,40 @@ func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id
 		return nil, callErr("reserve", err)
 	}
 	return job, nil
+}
+
+// promotion is one promote_tubes statement: the tubes the attempts made at one "now" watch.
+type promotion struct {
+	now      any
+	tubes    []string
+	sessions []string // only counted: each may take one more due job
+}
+
+// promotionsOf gathers the attempts' tubes by their "now": one statement with the real clock (a
+// test's fake clock may give attempts of one batch different times).
+func promotionsOf(items []reserveItem) []promotion {
+	var out []promotion
+	at := map[any]int{}
+	for _, it := range items {
+		key := any(nil)
+		if t, ok := it.now.(time.Time); ok {
+			key = t.UnixNano()
+		}
+		i, ok := at[key]
+		if !ok {
+			i = len(out)
+			at[key] = i
+			out = append(out, promotion{now: it.now})
+		}
+		p := &out[i]
+		p.sessions = append(p.sessions, it.session)
+		for _, t := range it.tubes {
+			if !slices.Contains(p.tubes, t) {
+				p.tubes = append(p.tubes, t)
+			}
+		}
+	}
+	return out
 }
 
 // unreserve undoes a reservation committed for a caller that had given up, so that the job does

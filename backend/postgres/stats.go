@@ -18,7 +18,9 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 	err := b.run(ctx, "stats-job", func(ctx context.Context) error {
 		js = nil
 		bt := &pgx.Batch{}
-		b.promote(bt)
+		if err := b.promote(ctx); err != nil {
+			return err
+		}
 		bt.Queue(b.st.get("job_stats"), b.now(), int64(id)).Query(func(rows pgx.Rows) error {
 			var (
 				jid, prio, delayUS, ttrUS                   int64
@@ -61,7 +63,9 @@ func (b *Backend) TubeStats(ctx context.Context, tube string) (*backend.TubeStat
 	err := b.run(ctx, "stats-tube", func(ctx context.Context) error {
 		ts = nil
 		bt := &pgx.Batch{}
-		b.promote(bt)
+		if err := b.promote(ctx); err != nil {
+			return err
+		}
 		bt.Queue(b.st.get("tube_stats"), b.now(), tube).Query(func(rows pgx.Rows) error {
 			var (
 				name                                            string
@@ -102,7 +106,9 @@ func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
 	var s backend.Stats
 	err := b.run(ctx, "stats", func(ctx context.Context) error {
 		bt := &pgx.Batch{}
-		b.promote(bt)
+		if err := b.promote(ctx); err != nil {
+			return err
+		}
 		bt.Queue(b.st.get("stats")).QueryRow(func(row pgx.Row) error {
 			var urgent, ready, reserved, delayed, buried, total, timeouts, tubes int64
 			if err := row.Scan(&urgent, &ready, &reserved, &delayed, &buried, &total, &timeouts, &tubes); err != nil {
