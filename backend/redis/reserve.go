@@ -128,7 +128,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 	r := newReply(res)
 	switch r.int(0) {
 	case 1:
-		j, err := r.job(1)
+		j, err := b.sawJob(r.job(1))
 		return reserveOutcome{job: j, more: r.int(5) == 1}, err
 	case 2:
 		return reserveOutcome{soon: true}, r.err

@@ -21,29 +21,29 @@ var luaFiles embed.FS
 type op string
 
 const (
-	opSessionBegin  op = "session_begin"
-	opSessionEnd    op = "session_end"
-	opReap          op = "reap"
-	opUse           op = "use"
-	opWatch         op = "watch"
-	opIgnore        op = "ignore"
-	opPut           op = "put"
-	opReserve       op = "reserve"
-	opReserveJob    op = "reserve_job"
-	opDelete        op = "delete"
-	opRelease       op = "release"
-	opBury          op = "bury"
-	opTouch         op = "touch"
-	opKick          op = "kick"
-	opKickJob       op = "kick_job"
-	opPeek          op = "peek"
-	opPeekState     op = "peek_state"
-	opJobStats      op = "job_stats"
-	opTubeStats     op = "tube_stats"
-	opStats         op = "stats"
-	opListTubes     op = "list_tubes"
-	opPause         op = "pause"
-	opEnsureDefault op = "ensure_default"
+	opSessionBegin op = "session_begin"
+	opSessionEnd   op = "session_end"
+	opReap         op = "reap"
+	opUse          op = "use"
+	opWatch        op = "watch"
+	opIgnore       op = "ignore"
+	opPut          op = "put"
+	opReserve      op = "reserve"
+	opReserveJob   op = "reserve_job"
+	opDelete       op = "delete"
+	opRelease      op = "release"
+	opBury         op = "bury"
+	opTouch        op = "touch"
+	opKick         op = "kick"
+	opKickJob      op = "kick_job"
+	opPeek         op = "peek"
+	opPeekState    op = "peek_state"
+	opJobStats     op = "job_stats"
+	opTubeStats    op = "tube_stats"
+	opStats        op = "stats"
+	opListTubes    op = "list_tubes"
+	opPause        op = "pause"
+	opRestore      op = "restore"
 )
 
 // ops are all the operations.
@@ -51,7 +51,7 @@ var ops = []op{
 	opSessionBegin, opSessionEnd, opReap, opUse, opWatch, opIgnore,
 	opPut, opReserve, opReserveJob, opDelete, opRelease, opBury, opTouch,
 	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
-	opStats, opListTubes, opPause, opEnsureDefault,
+	opStats, opListTubes, opPause, opRestore,
 }
 
 // scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and

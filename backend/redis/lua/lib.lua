@@ -18,7 +18,7 @@
 --
 -- Key layout (B = <base>):
 --   B:stats                    hash: total (jobs put), timeouts, buryseq
---   B:ids                      INCR job id sequence
+--   B:ids                      INCR job id sequence, raised to the floor gateways pass (raise_ids)
 --   B:tubes                    zset tube -> slot (list-tubes order, as beanstalkd's array)
 --   B:t:<tube>                 hash: total, deletes, pauses, using, watching, pd (pause ms), pu (pause
 --                              until), wt (reserves waiting on the tube, see notify)
@@ -154,6 +154,14 @@ local function gc(t)
   if tube_jobs(t) > 0 or not tube_exists(t) then return end
   redis.call('DEL', ktube(t))
   drop_tube(t)
+end
+
+-- raise_ids raises the job id sequence to floor, the highest id a gateway has handed out: a store
+-- that lost data (a Redis restart without AOF; with appendfsync everysec, the last second; a
+-- failover to a lagging replica) has lost the latest ids too, and must not give them again.
+local function raise_ids(floor)
+  local cur = tonumber(redis.call('GET', B .. ':ids') or 0)
+  if cur < floor then redis.call('SET', B .. ':ids', ds(floor)) end
 end
 
 -- to_ready puts job m (whose fields are already out of their old set) into t's ready set.
