@@ -26,8 +26,10 @@
 // Durability assumptions: Redis runs with AOF (appendonly yes; appendfsync always for no loss
 // of acknowledged jobs on power failure, everysec for at most a second) and maxmemory-policy
 // noeviction (an evicting policy silently drops jobs). New warns when either is not so. If Redis
-// loses data anyway, job ids do not go back (idfloor.go). Calls are never retried by go-redis
-// (MaxRetries -1; onceCmd for a cluster's own retries), so a command is applied at most once.
+// loses data anyway, live gateways carry on: job ids do not go back (idfloor.go), and a session
+// the store forgot comes back with its next commands (lua/lib.lua). Calls are never retried by
+// go-redis (MaxRetries -1; onceCmd for a cluster's own retries), so a command is applied at
+// most once.
 //
 // A Redis Cluster works too (Options.Cluster; cluster.go): a namespace's keys share one hash
 // tag, so each call goes whole to the master of its slot, the library is loaded on every

@@ -8,9 +8,11 @@ import (
 )
 
 // Put stores a new job; its id comes from the namespace-wide sequence, above every id this
-// Backend has handed out (idfloor.go).
+// Backend has handed out (idfloor.go). p.Session's used tube is p.Tube (the gateway puts there):
+// a store that forgot the session learns it again.
 func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
-	res, err := b.call(ctx, opPut, p.Tube, prio(p.Priority), ms(p.Delay), ms(p.TTR), p.Body, b.floorArg())
+	res, err := b.call(ctx, opPut, p.Tube, prio(p.Priority), ms(p.Delay), ms(p.TTR), p.Body,
+		b.floorArg(), string(p.Session))
 	if err != nil {
 		return 0, err
 	}

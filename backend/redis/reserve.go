@@ -60,8 +60,11 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 			// Jobs remain: a publish woke only one waiter per gateway, so pass it on.
 			b.waiters.wakeOne(p.Tubes, w)
 		}
-		if err == nil && out.job != nil && w.ended.Load() {
-			// EndSession ran while this try was in flight: return the job it would strand.
+		if err == nil && (out.job != nil || counted) && w.ended.Load() {
+			// EndSession ran while this try was in flight. If the try ran after the end, it took
+			// a job the end did not return, or counted itself as waiting, which brings back a
+			// session the store does not know (wait, in lib.lua: a live session forgotten in a
+			// loss of data must come back). End it again, so that nothing of it stays behind.
 			return nil, errors.Join(errSessionEnded, b.EndSession(context.WithoutCancel(ctx), p.Session))
 		}
 		switch {
