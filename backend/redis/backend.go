@@ -25,9 +25,11 @@
 //
 // Durability assumptions: Redis runs with AOF (appendonly yes; appendfsync always for no loss
 // of acknowledged jobs on power failure, everysec for at most a second) and maxmemory-policy
-// noeviction (an evicting policy silently drops jobs). New warns when either is not so. Calls
-// are never retried by go-redis (MaxRetries -1; onceCmd for a cluster's own retries), so a
-// command is applied at most once.
+// noeviction (an evicting policy silently drops jobs). New warns when either is not so. If Redis
+// loses data anyway, live gateways carry on: job ids do not go back (idfloor.go), and a session
+// the store forgot comes back with its next commands (lua/lib.lua). Calls are never retried by
+// go-redis (MaxRetries -1; onceCmd for a cluster's own retries), so a command is applied at
+// most once.
 //
 // A Redis Cluster works too (Options.Cluster; cluster.go): a namespace's keys share one hash
 // tag, so each call goes whole to the master of its slot, the library is loaded on every
@@ -77,6 +79,9 @@ type Backend struct {
 	waiters    *waiters
 	pubsub     *goredis.PubSub
 
+	floor       atomic.Uint64 // the highest job id this process has handed out (idfloor.go)
+	reconnected chan struct{} // the subscription was made again: Redis may have lost data
+
 	procsMu sync.Mutex
 	procs   map[string]struct{} // gateway processes whose lease this Backend keeps alive
 
@@ -106,6 +111,8 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		procs:      map[string]struct{}{},
 		unended:    map[backend.SessionID]struct{}{},
 		stop:       make(chan struct{}),
+
+		reconnected: make(chan struct{}, 1),
 	}
 	b.keys = []string{b.base + ":stats"}
 	if b.client == nil {
@@ -138,7 +145,7 @@ func (b *Backend) start(ctx context.Context) error {
 		return fmt.Errorf("backend/redis: %w", err)
 	}
 	b.batch = newBatcher(b.client, b.sc, b.keys, b.base, batchesInFlight, b.opts.CommandTimeout)
-	if _, err := b.call(cctx, opEnsureDefault); err != nil {
+	if err := b.restore(cctx); err != nil {
 		return fmt.Errorf("backend/redis: init: %w", err)
 	}
 	b.pubsub = b.client.Subscribe(cctx, b.base+":ready")

@@ -15,7 +15,7 @@ func TestBatchRepliesPerOperation(t *testing.T) {
 	b := newInternalBackend(t)
 	ctx := context.Background()
 
-	put := func(now string) []any { return []any{"put", now, 5, "default", "0", "0", "60000", "body"} }
+	put := func(now string) []any { return []any{"put", now, 7, "default", "0", "0", "60000", "body", "0", ""} }
 	args := []any{b.base}
 	args = append(args, put("")...)
 	args = append(args, "no_such_op", "", 0)

@@ -14,7 +14,7 @@ func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newReply(res).job(0)
+	return b.sawJob(newReply(res).job(0))
 }
 
 // PeekState returns tube's next job in state (Ready, Delayed or Buried).
@@ -30,7 +30,7 @@ func (b *Backend) PeekState(ctx context.Context, tube string, state backend.Stat
 	if err != nil {
 		return nil, err
 	}
-	return newReply(res).job(0)
+	return b.sawJob(newReply(res).job(0))
 }
 
 // JobStats describes job id.
@@ -59,6 +59,9 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 		Age: r.dur(4), Delay: r.dur(5), TTR: r.dur(6), TimeLeft: left,
 		Reserves: uint32(r.int(8)), Timeouts: uint32(r.int(9)), Releases: uint32(r.int(10)),
 		Buries: uint32(r.int(11)), Kicks: uint32(r.int(12)),
+	}
+	if r.err == nil {
+		b.saw(js.ID)
 	}
 	return js, r.err
 }

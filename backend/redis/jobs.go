@@ -7,14 +7,21 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// Put stores a new job; its id comes from the namespace-wide sequence.
+// Put stores a new job; its id comes from the namespace-wide sequence, above every id this
+// Backend has handed out (idfloor.go). p.Session's used tube is p.Tube (the gateway puts there):
+// a store that forgot the session learns it again.
 func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
-	res, err := b.call(ctx, opPut, p.Tube, prio(p.Priority), ms(p.Delay), ms(p.TTR), p.Body)
+	res, err := b.call(ctx, opPut, p.Tube, prio(p.Priority), ms(p.Delay), ms(p.TTR), p.Body,
+		b.floorArg(), string(p.Session))
 	if err != nil {
 		return 0, err
 	}
 	id, err := toInt(res)
-	return uint64(id), err
+	if err != nil {
+		return 0, err
+	}
+	b.saw(uint64(id))
+	return uint64(id), nil
 }
 
 // ReserveJob reserves job id for s if it is ready, delayed or buried.
@@ -23,7 +30,7 @@ func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64
 	if err != nil {
 		return nil, err
 	}
-	return newReply(res).job(0)
+	return b.sawJob(newReply(res).job(0))
 }
 
 // Delete removes job id unless another session holds it.

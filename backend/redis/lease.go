@@ -9,9 +9,21 @@ import (
 )
 
 // heartbeatLoop refreshes the lease of every process this Backend has seen sessions of, three
-// times per LeaseTTL, so that one late beat does not make the others take it for dead.
+// times per LeaseTTL, so that one late beat does not make the others take it for dead, and at
+// once when the subscription was made again after a reconnect (Redis may have lost data).
 func (b *Backend) heartbeatLoop() {
-	b.every(b.opts.LeaseTTL/3, b.heartbeat)
+	defer b.wg.Done()
+	t := time.NewTicker(b.opts.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		case <-b.reconnected:
+		}
+		b.heartbeat()
+	}
 }
 
 // every runs f every d until Close; it is one of the goroutines Close waits for.
@@ -29,7 +41,17 @@ func (b *Backend) every(d time.Duration, f func()) {
 	}
 }
 
+// heartbeat renews the leases and restores what a store that lost data forgot (idfloor.go).
 func (b *Backend) heartbeat() {
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
+	defer cancel()
+	b.renewLeases(ctx)
+	if err := b.restore(ctx); err != nil {
+		b.opts.Logger.Warn("redis: restoring the default tube and the job id floor failed", "err", err)
+	}
+}
+
+func (b *Backend) renewLeases(ctx context.Context) {
 	b.procsMu.Lock()
 	procs := make([]string, 0, len(b.procs))
 	for p := range b.procs {
@@ -39,8 +61,6 @@ func (b *Backend) heartbeat() {
 	if len(procs) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
-	defer cancel()
 	pipe := b.client.Pipeline()
 	for _, p := range procs {
 		pipe.Set(ctx, b.base+":lease:"+p, 1, b.opts.LeaseTTL)

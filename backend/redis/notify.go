@@ -290,7 +290,13 @@ func (b *Backend) listen() {
 				b.waiters.wake(m.Payload)
 			}
 		case *goredis.Subscription:
-			b.waiters.wakeAll() // (re)subscribed after a reconnect: publishes may be lost
+			// (Re)subscribed after a reconnect: publishes may be lost, and Redis may have lost
+			// data (restarted, failed over), which the heartbeat restores (idfloor.go).
+			b.waiters.wakeAll()
+			select {
+			case b.reconnected <- struct{}{}:
+			default:
+			}
 		}
 	}
 }

@@ -66,8 +66,11 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 			// Jobs remain: a publish woke only one waiter per gateway, so pass it on.
 			b.waiters.wakeOne(p.Tubes, w)
 		}
-		if err == nil && out.job != nil && w.ended.Load() {
-			// EndSession ran while this try was in flight: return the job it would strand.
+		if err == nil && (out.job != nil || counted) && w.ended.Load() {
+			// EndSession ran while this try was in flight. If the try ran after the end, it took
+			// a job the end did not return, or counted itself as waiting, which brings back a
+			// session the store does not know (wait, in lib.lua: a live session forgotten in a
+			// loss of data must come back). End it again, so that nothing of it stays behind.
 			return nil, errors.Join(errSessionEnded, b.EndSession(context.WithoutCancel(ctx), p.Session))
 		}
 		switch {
@@ -134,7 +137,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 	r := newReply(res)
 	switch r.int(0) {
 	case 1:
-		j, err := r.job(1)
+		j, err := b.sawJob(r.job(1))
 		return reserveOutcome{job: j, more: r.int(5) == 1}, err
 	case 2:
 		return reserveOutcome{soon: true}, r.err
@@ -154,7 +157,7 @@ func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id
 	if err != nil || res == nil {
 		return nil, err
 	}
-	return newReply(res).job(0)
+	return b.sawJob(newReply(res).job(0))
 }
 
 // after returns a channel closed once d has passed on the backend's clock, and its stop func.

@@ -20,16 +20,25 @@ import (
 	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
-// privateRedis is a redis-server of the test's own (AOF, fsync always) on a free port, so that
-// killing it disturbs nobody else.
+// privateRedis is a redis-server of the test's own on a free port, so that killing it disturbs
+// nobody else.
 type privateRedis struct {
 	t    *testing.T
 	port int
 	dir  string
+	aof  bool
 	cmd  *exec.Cmd
 }
 
-func startPrivateRedis(t *testing.T) *privateRedis {
+// startPrivateRedis starts one with AOF, fsync always: a kill loses nothing acknowledged.
+func startPrivateRedis(t *testing.T) *privateRedis { return startRedisServer(t, true) }
+
+// startVolatileRedis starts one without persistence (no AOF, no snapshot): restart forgets
+// every key, as a Redis restarted without AOF, or a failover to a replica that had not yet
+// received them, forgets the last writes.
+func startVolatileRedis(t *testing.T) *privateRedis { return startRedisServer(t, false) }
+
+func startRedisServer(t *testing.T, aof bool) *privateRedis {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -41,7 +50,7 @@ func startPrivateRedis(t *testing.T) *privateRedis {
 	require.NoError(t, err)
 	port := ln.Addr().(*net.TCPAddr).Port
 	require.NoError(t, ln.Close())
-	r := &privateRedis{t: t, port: port, dir: t.TempDir()}
+	r := &privateRedis{t: t, port: port, dir: t.TempDir(), aof: aof}
 	r.start()
 	t.Cleanup(r.kill)
 	return r
@@ -65,8 +74,12 @@ func (r *privateRedis) newBackend(prefix string, timeout time.Duration) *beanred
 
 func (r *privateRedis) start() {
 	r.t.Helper()
+	appendonly := "no"
+	if r.aof {
+		appendonly = "yes"
+	}
 	r.cmd = exec.Command("redis-server", "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--dir", r.dir, "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+		"--dir", r.dir, "--appendonly", appendonly, "--appendfsync", "always", "--save", "",
 		"--maxmemory-policy", "noeviction")
 	require.NoError(r.t, r.cmd.Start())
 	c := r.client()
@@ -74,6 +87,12 @@ func (r *privateRedis) start() {
 	require.Eventually(r.t, func() bool {
 		return c.Ping(context.Background()).Err() == nil
 	}, 10*time.Second, 20*time.Millisecond, "private redis-server did not start")
+}
+
+// restart is a crash and a start: only what the AOF kept, if it has one, is back.
+func (r *privateRedis) restart() {
+	r.kill()
+	r.start()
 }
 
 // kill is a crash: SIGKILL, no shutdown save; only the AOF survives.

@@ -44,7 +44,7 @@ const (
 	opStats         op = "stats"
 	opListTubes     op = "list_tubes"
 	opPause         op = "pause"
-	opEnsureDefault op = "ensure_default"
+	opRestore       op = "restore"
 )
 
 // ops are all the operations.
@@ -52,7 +52,7 @@ var ops = []op{
 	opSessionBegin, opSessionEnd, opReap, opUse, opWatch, opIgnore,
 	opPut, opReserve, opReserveJob, opReserveHanded, opDelete, opRelease, opBury, opTouch,
 	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
-	opStats, opListTubes, opPause, opEnsureDefault,
+	opStats, opListTubes, opPause, opRestore,
 }
 
 // scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and

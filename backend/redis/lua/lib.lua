@@ -18,7 +18,7 @@
 --
 -- Key layout (B = <base>):
 --   B:stats                    hash: total (jobs put), timeouts, buryseq
---   B:ids                      INCR job id sequence
+--   B:ids                      INCR job id sequence, raised to the floor gateways pass (raise_ids)
 --   B:tubes                    zset tube -> slot (list-tubes order, as beanstalkd's array)
 --   B:t:<tube>                 hash: total, deletes, pauses, using, watching, pd (pause ms), pu (pause
 --                              until), wt (reserves waiting on the tube, see notify)
@@ -29,7 +29,8 @@
 --   B:j:<id>                   hash: b body, t tube, p pri, ttr, d delay, c created, s state,
 --                              a due/deadline; o owner session and the counters nres ntim
 --                              nrel nbur nkick are absent until set
---   B:s:<session>              hash: use; wt the tubes its waiting reserve counts in, \n-joined
+--   B:s:<session>              hash: use; wt the tubes its waiting reserve counts in, \n-joined;
+--                              p its process, if the session was registered again (known)
 --   B:s:<session>:w            set of watched tubes
 --   B:s:<session>:r            zset id -> deadline of the session's reservations
 --   B:procs                    set of gateway processes with sessions
@@ -111,21 +112,6 @@ local function unwait(s)
   redis.call('HDEL', ksess(s), 'wt')
 end
 
--- wait counts session s's reserve as waiting on tubes (a Lua array), unless the session has
--- ended meanwhile (its end would never uncount it).
-local function wait(s, tubes)
-  if redis.call('EXISTS', ksess(s)) == 0 then return end
-  unwait(s)
-  local counted = {}
-  for _, t in ipairs(tubes) do
-    if tube_exists(t) then
-      redis.call('HINCRBY', ktube(t), 'wt', 1)
-      counted[#counted + 1] = t
-    end
-  end
-  redis.call('HSET', ksess(s), 'wt', table.concat(counted, '\n'))
-end
-
 -- Tubes are kept as beanstalkd keeps them, an array in insertion order where a removed tube's
 -- slot is taken by the last one: B:tubes scores each tube by its slot.
 local function ensure_tube(t)
@@ -154,6 +140,72 @@ local function gc(t)
   if tube_jobs(t) > 0 or not tube_exists(t) then return end
   redis.call('DEL', ktube(t))
   drop_tube(t)
+end
+
+-- A store that lost data (a Redis restart without AOF; with appendfsync everysec, the last
+-- second; a failover to a lagging replica) has forgotten the sessions begun since what it kept,
+-- while their connections live on. So the operations that name a session restore what they know
+-- of it when the store does not: known registers it again, uses and watches its tubes (the
+-- reserve script knows the whole watch list; put and use the used tube). Nothing else depends
+-- on a session's record: its reservations are in B:s:<session>:r and the job hashes. (An older
+-- record kept by a lagging replica is completed the same way; a tube ignored since it was
+-- written stays counted as watched until the session ends.)
+
+-- proc_of is the gateway process of session s, whose id is "<process>.<n>" (backend.SessionID).
+local function proc_of(s) return string.match(s, '^(.*)%.') or s end
+
+-- known registers session s under its process again if the store has forgotten it, so that the
+-- reaper ends it (returning its reservations, dropping its tube references) if that process
+-- dies. One EXISTS when the session is known.
+local function known(s)
+  if redis.call('EXISTS', ksess(s)) == 1 then return end
+  local proc = proc_of(s)
+  redis.call('SADD', B .. ':procs', proc)
+  redis.call('SADD', kproc(proc), s)
+  redis.call('HSET', ksess(s), 'p', proc)
+end
+
+-- uses makes tube t, which exists, session s's used tube; the previous one loses the reference.
+local function uses(s, t)
+  local old = redis.call('HGET', ksess(s), 'use')
+  if old == t then return end
+  if not old then known(s) end
+  redis.call('HSET', ksess(s), 'use', t)
+  redis.call('HINCRBY', ktube(t), 'using', 1)
+  if old then
+    redis.call('HINCRBY', ktube(old), 'using', -1)
+    gc(old)
+  end
+end
+
+-- watches adds tube t to session s's watch list if it is not there, creating t if need be.
+local function watches(s, t)
+  if redis.call('SADD', kwatch(s), t) == 1 then
+    ensure_tube(t)
+    redis.call('HINCRBY', ktube(t), 'watching', 1)
+  end
+end
+
+-- wait counts session s's reserve as waiting on tubes (its whole watch list, a Lua array), so
+-- that notify publishes them. What the store forgot of the session (see known) is restored
+-- first: without its watch list (or a watched tube) restored, no put would publish to it.
+-- Run after the session's end (a try in flight when it ended), it brings the session back: the
+-- reserve then ends it again (see Reserve).
+local function wait(s, tubes)
+  known(s)
+  unwait(s)
+  for _, t in ipairs(tubes) do
+    watches(s, t)
+    redis.call('HINCRBY', ktube(t), 'wt', 1)
+  end
+  redis.call('HSET', ksess(s), 'wt', table.concat(tubes, '\n'))
+end
+
+-- raise_ids raises the job id sequence to floor, the highest id a gateway has handed out: a store
+-- that lost data has lost the latest ids too, and must not give them again.
+local function raise_ids(floor)
+  local cur = tonumber(redis.call('GET', B .. ':ids') or 0)
+  if cur < floor then redis.call('SET', B .. ':ids', ds(floor)) end
 end
 
 -- to_ready puts job m (whose fields are already out of their old set) into t's ready set.
@@ -235,8 +287,9 @@ local function unlink(t, m, st, o)
 end
 
 -- reserve_for makes job m of tube t (already unlinked) reserved by session s; returns the job.
--- (session_begin made s findable from its process, so the reaper can return the job.)
+-- (known: s is findable from its process, so that the reaper can return the job.)
 local function reserve_for(t, m, s)
+  known(s)
   local jk = kjob(m)
   local f = redis.call('HMGET', jk, 'ttr', 'p', 'b', 'nres')
   local deadline = ds(NOW + tonumber(f[1]))

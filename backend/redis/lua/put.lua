@@ -1,10 +1,18 @@
 -- put: store a new job, delayed when delay > 0 (see to_delayed), else ready (notifying its tube).
 -- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
--- ARGV[3] = tube, ARGV[4] = priority, ARGV[5] = delay ms, ARGV[6] = TTR ms, ARGV[7] = body
--- returns the new job id (integer, from the namespace-wide INCR sequence)
-local t, pri, delay = ARGV[3], ARGV[4], tonumber(ARGV[5])
+-- ARGV[3] = tube, ARGV[4] = priority, ARGV[5] = delay ms, ARGV[6] = TTR ms, ARGV[7] = body,
+-- ARGV[8] = floor: the highest job id the calling gateway has handed out (see raise_ids),
+-- ARGV[9] = the putting session, whose used tube tube is, or '' (a put outside any session)
+-- returns the new job id (integer, from the namespace-wide INCR sequence, above floor)
+local t, pri, delay, floor, s = ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[8]), ARGV[9]
 ensure_tube(t)
+-- A session the store forgot (see known in lib.lua) gets its used tube back.
+if s ~= '' and redis.call('HEXISTS', ksess(s), 'use') == 0 then uses(s, t) end
 local id = redis.call('INCR', B .. ':ids')
+if id <= floor then -- the store lost the latest ids (see raise_ids)
+  id = floor + 1
+  redis.call('SET', B .. ':ids', ds(id))
+end
 local m = string.format('%020d', id)
 local st, due = 'ready', 0
 if delay > 0 then st, due = 'delayed', ds(NOW + delay) end

@@ -5,8 +5,9 @@
 -- ARGV[3] = session, ARGV[4] = DEADLINE_SOON margin ms,
 -- ARGV[5] = wait mode: the sum of 1 (an earlier try of this reserve was counted as waiting:
 --           uncount it) and 2 (count it as waiting on the watched tubes if nothing is found,
---           so that notify publishes them; see lib.lua),
--- ARGV[6..] = watched tubes
+--           so that notify publishes them; see wait in lib.lua, which also restores what a
+--           store that lost data forgot of the session),
+-- ARGV[6..] = watched tubes: the session's whole watch list
 -- returns {1, id, tube, priority, body, more}  reserved; more = 1 if a watched tube still has a
 --                                              ready job (so another waiter may be woken)
 --         {2}                                  deadline soon: nothing reservable and one of the
