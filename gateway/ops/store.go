@@ -79,20 +79,30 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(storeTimeoutsDesc, st.JobTimeouts)
 	gauge(storeTubesDesc, uint64(len(names)))
 
+	// Sorted, so that the same tubes are kept scrape after scrape, and so that the series go
+	// out in the order the registry sorts them into (by state, then tube): sorting sorted
+	// input is what keeps a 10,000-tube scrape fast.
+	slices.Sort(names)
 	truncated := uint64(0)
 	if len(names) > c.maxTubes {
-		slices.Sort(names) // the same tubes scrape after scrape
 		names, truncated = names[:c.maxTubes], 1
 	}
 	gauge(tubeTruncatedDesc, truncated)
-	for _, ts := range c.tubeStats(ctx, names) {
-		if ts == nil {
-			continue // vanished since ListTubes, or the store failed on it
+	stats := c.tubeStats(ctx, names)
+	for _, state := range []struct {
+		name  string
+		value func(*backend.TubeStats) uint64
+	}{
+		{"buried", func(ts *backend.TubeStats) uint64 { return ts.BuriedJobs }},
+		{"delayed", func(ts *backend.TubeStats) uint64 { return ts.DelayedJobs }},
+		{"ready", func(ts *backend.TubeStats) uint64 { return ts.ReadyJobs }},
+		{"reserved", func(ts *backend.TubeStats) uint64 { return ts.ReservedJobs }},
+	} {
+		for _, ts := range stats {
+			if ts != nil { // nil: vanished since ListTubes, or the store failed on it
+				gauge(tubeJobsDesc, state.value(ts), ts.Name, state.name)
+			}
 		}
-		gauge(tubeJobsDesc, ts.ReadyJobs, ts.Name, "ready")
-		gauge(tubeJobsDesc, ts.ReservedJobs, ts.Name, "reserved")
-		gauge(tubeJobsDesc, ts.DelayedJobs, ts.Name, "delayed")
-		gauge(tubeJobsDesc, ts.BuriedJobs, ts.Name, "buried")
 	}
 	up = 1
 }
