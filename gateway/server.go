@@ -168,7 +168,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		if !ok {
 			continue
 		}
-		if gated || s.cfg.TLS != nil {
+		if s.cfg.TLS != nil {
 			s.mu.Lock()
 			if s.closed {
 				s.mu.Unlock()
@@ -181,7 +181,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			go s.handshake(nc, gated)
 			continue
 		}
-		if !s.start(nc, false) {
+		if !s.start(nc, gated) {
 			return ErrServerClosed
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,9 +26,9 @@ type testCA struct {
 	pem  []byte
 }
 
-var serials = big.NewInt(100)
+var serials atomic.Int64
 
-func nextSerial() *big.Int { return serials.Add(serials, big.NewInt(1)) }
+func nextSerial() *big.Int { return big.NewInt(100 + serials.Add(1)) }
 
 func newCA(t *testing.T, name string) *testCA {
 	t.Helper()

@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -82,3 +83,9 @@ func value(families map[string]*dto.MetricFamily, name string, labels map[string
 }
 
 type labels = map[string]string
+
+func debugLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
