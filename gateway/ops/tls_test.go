@@ -188,3 +188,25 @@ func TestCertificateReloadUnderLoad(t *testing.T) {
 	require.Greater(t, cycles.Load(), before, "the old connections still work after the last reload")
 	require.EqualValues(t, workers, s.srv.Figures().Connections, "no connection dropped")
 }
+
+// TLS and token auth together: auth inside the TLS session; the connection counts as
+// handshaking until it has authenticated.
+func TestTLSWithAuth(t *testing.T) {
+	t.Parallel()
+	tokens, _ := loadTokens(t, "tok\n")
+	s := startTLSServer(t, nil, gateway.Config{Auth: tokens.Check})
+	tc, err := s.dial(t)
+	require.NoError(t, err)
+	c := gatewaytest.NewClient(t, tc)
+	c.Send("list-tube-used\r\n")
+	c.Expect("UNAUTHORIZED\r\n")
+	c.ExpectClosed()
+
+	tc, err = s.dial(t)
+	require.NoError(t, err)
+	c = gatewaytest.NewClient(t, tc)
+	require.Eventually(t, func() bool { return s.srv.Figures().Handshaking == 1 }, 5*time.Second, 10*time.Millisecond)
+	c.Do("auth tok\r\n", "AUTHENTICATED\r\n")
+	c.Do("list-tube-used\r\n", "USING default\r\n")
+	require.EqualValues(t, 0, s.srv.Figures().Handshaking)
+}
