@@ -40,6 +40,10 @@ type Job struct {
 	Tube     string
 	Priority uint32
 	Body     []byte
+	// ReadyFor is how long the job had been ready when this reserve took it, if the store
+	// tells (HasReadyFor): the queueing time an operator alerts on. Reserve only.
+	ReadyFor    time.Duration
+	HasReadyFor bool
 }
 
 // JobStats is what stats-job reports about one job.

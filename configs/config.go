@@ -26,6 +26,8 @@ type Config struct {
 	// Binlog mirrors beanstalkd's -b/-f/-F/-s so those flags parse; any use is rejected until
 	// the memory backend gains a write-ahead log.
 	Binlog Binlog `mapstructure:"binlog"`
+	// Fleet: ops listener, TLS, auth, limits (fleet.go); its keys are top-level.
+	Fleet `mapstructure:",squash"`
 }
 
 // Log configures the process logger (log/slog, to stderr).
@@ -61,5 +63,6 @@ func Defaults() Config {
 		ShutdownTimeout: 10 * time.Second,
 		BackendTimeout:  10 * time.Second,
 		Log:             Log{Format: "text", Level: "info"},
+		Fleet:           defaultFleet(),
 	}
 }

@@ -43,4 +43,5 @@ func AddFlags(fs *pflag.FlagSet) {
 	fs.IntP("binlog-fsync-ms", "f", 0, "fsync the binlog at most every `MS` ms (not supported yet)")
 	fs.BoolP("binlog-no-fsync", "F", false, "never fsync the binlog (not supported yet)")
 	fs.Int64P("binlog-max-size", "s", 0, "binlog file size in `BYTES` (not supported yet)")
+	addFleetFlags(fs)
 }

@@ -22,10 +22,12 @@ func Load(fs *pflag.FlagSet) (Config, []string, error) {
 	v.SetEnvPrefix(EnvPrefix)
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
-	for name, key := range flagKeys {
-		if f := fs.Lookup(name); f != nil {
-			if err := v.BindPFlag(key, f); err != nil {
-				return Config{}, nil, err
+	for _, keys := range []map[string]string{flagKeys, fleetFlagKeys} {
+		for name, key := range keys {
+			if f := fs.Lookup(name); f != nil {
+				if err := v.BindPFlag(key, f); err != nil {
+					return Config{}, nil, err
+				}
 			}
 		}
 	}
@@ -63,6 +65,9 @@ func setDefaults(v *viper.Viper) {
 		"log.format":       d.Log.Format,
 		"log.level":        d.Log.Level,
 	} {
+		v.SetDefault(key, value)
+	}
+	for key, value := range fleetDefaults() {
 		v.SetDefault(key, value)
 	}
 }

@@ -54,6 +54,7 @@ func (c *Config) Validate() (warnings []string, err error) {
 	default:
 		bad("log.level %q: must be debug, info, warn or error", c.Log.Level)
 	}
+	c.Fleet.validate(bad)
 	if c.Binlog != (Binlog{}) {
 		errs = append(errs, fmt.Errorf("binlog: %w", ErrBinlogUnsupported))
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"strings"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -15,6 +16,7 @@ type command struct {
 	// is BAD_FORMAT, as beanstalkd's prefix matching makes it.
 	exact bool
 	run   func(c *conn, args []byte) (keepOpen bool)
+	name  string // for metrics: the prefix without its space
 }
 
 // commands is beanstalkd's verb table, in its matching order (protocol-spec §1.4): a line is
@@ -24,32 +26,37 @@ var commands []command
 
 func init() { // a table that refers to methods of conn cannot be a plain initialised var
 	commands = []command{
-		{"put ", false, (*conn).cmdPut},
-		{"peek ", false, (*conn).cmdPeek},
-		{"peek-ready", true, peekState(cmdPeekReady, backend.Ready)},
-		{"peek-delayed", true, peekState(cmdPeekDelayed, backend.Delayed)},
-		{"peek-buried", true, peekState(cmdPeekBuried, backend.Buried)},
-		{"reserve-with-timeout ", false, (*conn).cmdReserveWithTimeout},
-		{"reserve-job ", false, (*conn).cmdReserveJob},
-		{"reserve", true, (*conn).cmdReserve},
-		{"delete ", false, (*conn).cmdDelete},
-		{"release ", false, (*conn).cmdRelease},
-		{"bury ", false, (*conn).cmdBury},
-		{"kick ", false, (*conn).cmdKick},
-		{"kick-job ", false, (*conn).cmdKickJob},
-		{"touch ", false, (*conn).cmdTouch},
-		{"stats-job ", false, (*conn).cmdStatsJob},
-		{"stats-tube ", false, (*conn).cmdStatsTube},
-		{"stats", true, (*conn).cmdStats},
-		{"use ", false, (*conn).cmdUse},
-		{"watch ", false, (*conn).cmdWatch},
-		{"ignore ", false, (*conn).cmdIgnore},
-		{"list-tubes-watched", true, (*conn).cmdListTubesWatched},
-		{"list-tube-used", true, (*conn).cmdListTubeUsed},
-		{"list-tubes", true, (*conn).cmdListTubes},
-		{"quit", false, func(*conn, []byte) bool { return false }},
-		{"pause-tube", false, (*conn).cmdPauseTube},
+		{"put ", false, (*conn).cmdPut, ""},
+		{"peek ", false, (*conn).cmdPeek, ""},
+		{"peek-ready", true, peekState(cmdPeekReady, backend.Ready), ""},
+		{"peek-delayed", true, peekState(cmdPeekDelayed, backend.Delayed), ""},
+		{"peek-buried", true, peekState(cmdPeekBuried, backend.Buried), ""},
+		{"reserve-with-timeout ", false, (*conn).cmdReserveWithTimeout, ""},
+		{"reserve-job ", false, (*conn).cmdReserveJob, ""},
+		{"reserve", true, (*conn).cmdReserve, ""},
+		{"delete ", false, (*conn).cmdDelete, ""},
+		{"release ", false, (*conn).cmdRelease, ""},
+		{"bury ", false, (*conn).cmdBury, ""},
+		{"kick ", false, (*conn).cmdKick, ""},
+		{"kick-job ", false, (*conn).cmdKickJob, ""},
+		{"touch ", false, (*conn).cmdTouch, ""},
+		{"stats-job ", false, (*conn).cmdStatsJob, ""},
+		{"stats-tube ", false, (*conn).cmdStatsTube, ""},
+		{"stats", true, (*conn).cmdStats, ""},
+		{"use ", false, (*conn).cmdUse, ""},
+		{"watch ", false, (*conn).cmdWatch, ""},
+		{"ignore ", false, (*conn).cmdIgnore, ""},
+		{"list-tubes-watched", true, (*conn).cmdListTubesWatched, ""},
+		{"list-tube-used", true, (*conn).cmdListTubeUsed, ""},
+		{"list-tubes", true, (*conn).cmdListTubes, ""},
+		{"quit", false, func(*conn, []byte) bool { return false }, ""},
+		{"pause-tube", false, (*conn).cmdPauseTube, ""},
 	}
+	for i := range commands {
+		commands[i].name = strings.TrimSpace(commands[i].prefix)
+	}
+	commandAuth = CommandID(len(commands))
+	commandUnknown = commandAuth + 1
 }
 
 // execute runs one command line, reporting whether the connection stays open.
@@ -63,6 +70,7 @@ func (c *conn) execute(line []byte) bool {
 		if !bytes.HasPrefix(line, []byte(cmd.prefix)) {
 			continue
 		}
+		c.cmdID = CommandID(i)
 		args := line[len(cmd.prefix):]
 		if cmd.exact && len(args) > 0 {
 			c.reply(msgBadFormat)
@@ -70,6 +78,7 @@ func (c *conn) execute(line []byte) bool {
 		}
 		return cmd.run(c, args)
 	}
+	c.cmdID = commandUnknown
 	c.reply(msgUnknownCommand)
 	return true
 }
@@ -179,6 +188,9 @@ func (c *conn) cmdReserveJob(args []byte) bool {
 	}
 	c.markWorker()
 	c.out = appendJobReply(c.out, wordReserved, job.ID, job.Body)
+	if c.srv.obs != nil {
+		c.hold(job, time.Now())
+	}
 	return true
 }
 
@@ -199,6 +211,9 @@ func (c *conn) jobCommand(args []byte, k cmd, name string, ok []byte,
 	if err := op(c.srv.cfg.Backend, ctx, c.sid, id); err != nil {
 		c.replyError(name, err)
 		return true
+	}
+	if k == cmdDelete && c.srv.obs != nil {
+		c.unhold(id, true)
 	}
 	c.reply(ok)
 	return true
@@ -231,6 +246,9 @@ func (c *conn) cmdRelease(args []byte) bool {
 		c.replyError("release", err)
 		return true
 	}
+	if c.srv.obs != nil {
+		c.unhold(id, false)
+	}
 	c.reply(msgReleased)
 	return true
 }
@@ -251,6 +269,9 @@ func (c *conn) cmdBury(args []byte) bool {
 	if err := c.srv.cfg.Backend.Bury(ctx, c.sid, id, pri); err != nil {
 		c.replyError("bury", err)
 		return true
+	}
+	if c.srv.obs != nil {
+		c.unhold(id, false)
 	}
 	c.reply(msgBuried)
 	return true

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,6 +54,20 @@ type conn struct {
 	cancel   context.CancelFunc
 	stopping atomic.Bool     // set by Shutdown: end after the current command
 	waiting  *waitingReserve // a ReserveStarter wait's hand-over; made at the first one
+
+	authed bool // past token auth (always, without Config.Auth)
+	gated  bool // counted in Server.handshaking until authenticated
+
+	// For the Observer (unused without one): the command being run, when it was read, its
+	// result, when its reply was made if not at its end, the reservations held, and the
+	// TubeObserver of the last tube seen.
+	cmdID      CommandID
+	res        Result
+	cmdStart   time.Time
+	answeredAt time.Time
+	held       []heldJob
+	tubeName   string
+	tubeObs    TubeObserver
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -65,6 +80,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		watch:  []string{backend.DefaultTube},
 		ctx:    ctx,
 		cancel: cancel,
+		authed: s.cfg.Auth == nil,
 	}
 	c.raw = &rawReader{nc: nc, beforeRead: c.flush}
 	if sc, ok := nc.(syscall.Conn); ok {
@@ -87,7 +103,9 @@ func (c *conn) serve() {
 		}
 	}()
 
-	c.ensureSession() // an error is retried before the next command that needs the session
+	if c.authed {
+		c.ensureSession() // an error is retried before the next command that needs the session
+	}
 	for !c.stopping.Load() {
 		line, err := c.in.ReadLine()
 		switch {
@@ -95,13 +113,25 @@ func (c *conn) serve() {
 			c.reply(msgBadFormat)
 			continue
 		case err != nil:
+			if !c.authed {
+				c.authTimedOut(err)
+			}
 			c.flush()
 			return
 		}
 		if c.srv.log.Enabled(c.ctx, levelTrace) {
 			c.trace(line)
 		}
-		if !c.execute(line) {
+		var keepOpen bool
+		switch {
+		case !c.authed:
+			keepOpen = c.authenticate(line)
+		case c.srv.obs != nil:
+			keepOpen = c.executeObserved(line)
+		default:
+			keepOpen = c.execute(line)
+		}
+		if !keepOpen {
 			c.flush()
 			return
 		}
@@ -117,6 +147,9 @@ func (c *conn) serve() {
 //
 //go:noinline
 func (c *conn) trace(line []byte) {
+	if bytes.HasPrefix(line, []byte("auth ")) {
+		line = []byte("auth <token not logged>")
+	}
 	c.srv.log.Log(c.ctx, levelTrace, "command", "session", c.sid, "line", fmt.Sprintf("%q", line))
 }
 
@@ -126,6 +159,7 @@ func (c *conn) trace(line []byte) {
 func (c *conn) finish() {
 	c.cancel()
 	defer func() { _ = c.nc.Close() }()
+	c.passGate()
 	st := c.srv.stats
 	st.connections.Add(-1)
 	if c.producer {
@@ -203,7 +237,10 @@ func (c *conn) callContext() (context.Context, context.CancelFunc) {
 
 // reply queues a complete reply. Everything queued goes out in one write at the next flush, so a
 // reply with a body always leaves in a single write with its trailing CRLF.
-func (c *conn) reply(b []byte) { c.out = append(c.out, b...) }
+func (c *conn) reply(b []byte) {
+	c.out = append(c.out, b...)
+	c.res = resultOf(b)
+}
 
 // replyError answers a backend error; infrastructure failures are logged.
 func (c *conn) replyError(op string, err error) {

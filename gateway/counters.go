@@ -57,6 +57,7 @@ type serverStats struct {
 	producers        atomic.Int64
 	workers          atomic.Int64
 	waiting          atomic.Int64
+	rejected         [NumRejections]atomic.Uint64
 
 	mu           sync.Mutex
 	tubesWaiting map[string]int64 // per tube: waiting connections watching it

@@ -20,6 +20,8 @@ var (
 	msgKickedJob      = []byte("KICKED\r\n")
 	msgNotIgnored     = []byte("NOT_IGNORED\r\n")
 	msgPaused         = []byte("PAUSED\r\n")
+	msgUnauthorized   = []byte("UNAUTHORIZED\r\n")
+	msgAuthenticated  = []byte("AUTHENTICATED\r\n")
 )
 
 // Words of the replies that carry values.

@@ -28,6 +28,7 @@ func (c *conn) reserve(timeout time.Duration) bool {
 		// One backend call, which waits on this goroutine if it must.
 		var answered bool
 		if job, answered, err = c.startReserve(rs, params, timeout); answered {
+			c.reserved(job)
 			return true
 		}
 	} else if timeout != 0 && c.waited && !c.srv.nonBlocking {
@@ -35,6 +36,7 @@ func (c *conn) reserve(timeout time.Duration) bool {
 		// reserve that had to wait, the next one most likely waits too, and asking with timeout
 		// 0 first would only cost the store a round trip.
 		if job, err = c.waitReserve(params, timeout, hangupWatchDelay); err == nil {
+			c.reserved(job)
 			return true // waitReserve has answered
 		}
 	} else {
@@ -44,6 +46,7 @@ func (c *conn) reserve(timeout time.Duration) bool {
 		c.waited = false
 		if errors.Is(err, backend.ErrTimedOut) && timeout != 0 {
 			if job, err = c.waitReserve(params, timeout, 0); err == nil {
+				c.reserved(job)
 				return true // waitReserve has answered
 			}
 		}
@@ -51,6 +54,7 @@ func (c *conn) reserve(timeout time.Duration) bool {
 	switch {
 	case err == nil:
 		c.out = appendJobReply(c.out, wordReserved, job.ID, job.Body)
+		c.reserved(job)
 	case errors.Is(err, errHangup):
 		c.reply(msgTimedOut) // as beanstalkd answers a client that half-closes while waiting
 	case c.ctx.Err() != nil:
@@ -59,6 +63,13 @@ func (c *conn) reserve(timeout time.Duration) bool {
 		c.replyError("reserve", err)
 	}
 	return true
+}
+
+// reserved reports a reserve's job to the Observer, if there is one.
+func (c *conn) reserved(job *backend.Job) {
+	if c.srv.obs != nil {
+		c.noteReserved(job)
+	}
 }
 
 // hangupWatchDelay is how long a reserve asked straight with its timeout runs before the socket
@@ -103,6 +114,7 @@ func (c *conn) waitReserve(params backend.ReserveParams, timeout, watchAfter tim
 // sendReserved answers RESERVED at once, from a waiting reserve: the wake-up latency is what
 // waiting workers feel.
 func (c *conn) sendReserved(job *backend.Job) {
+	c.markAnswered()
 	c.out = appendJobReply(c.out, wordReserved, job.ID, job.Body)
 	c.flush() // a failed write shows as the connection's next read error
 }

@@ -5,6 +5,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -35,6 +36,22 @@ type Config struct {
 	// BackendTimeout bounds each backend call that does not block by design (everything but a
 	// waiting reserve); 0 means 10s. A call that runs over answers INTERNAL_ERROR.
 	BackendTimeout time.Duration
+
+	// Observer, when set, receives the measurements for metrics.
+	Observer Observer
+	// TLS, when set, serves every connection over TLS (its GetConfigForClient or
+	// GetCertificate can reload certificates without a restart).
+	TLS *tls.Config
+	// Auth, when set, requires "auth <token>" before anything else; it reports whether token
+	// is accepted, comparing in constant time.
+	Auth func(token []byte) bool
+	// MaxConnections bounds open connections; more are closed at accept. 0: no bound.
+	MaxConnections int
+	// MaxHandshaking bounds connections in the TLS handshake or not yet authenticated (with
+	// TLS or Auth set); more are closed at accept. 0: no bound.
+	MaxHandshaking int
+	// HandshakeTimeout bounds the TLS handshake and auth from accept; 0 means 10s.
+	HandshakeTimeout time.Duration
 }
 
 // Server serves the beanstalk protocol. Its zero value is not usable: use NewServer.
@@ -50,10 +67,15 @@ type Server struct {
 	nonBlocking bool
 	// starter: the backend's ReserveStarter, when it is also NonBlocking; nil otherwise.
 	starter backend.ReserveStarter
+	obs     Observer // nil: nothing is measured
+
+	open        atomic.Int64 // accepted and not yet closed, handshaking ones included
+	handshaking atomic.Int64 // in the TLS handshake or not yet authenticated
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
+	pending   map[net.Conn]struct{} // in the TLS handshake: closed by Shutdown and Close
 	closed    bool
 	connWG    sync.WaitGroup
 }
@@ -65,6 +87,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.BackendTimeout == 0 {
 		cfg.BackendTimeout = 10 * time.Second
+	}
+	if cfg.HandshakeTimeout == 0 {
+		cfg.HandshakeTimeout = 10 * time.Second
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -91,6 +116,8 @@ func NewServer(cfg Config) *Server {
 		host:        readHost(),
 		listeners:   map[net.Listener]struct{}{},
 		conns:       map[*conn]struct{}{},
+		pending:     map[net.Conn]struct{}{},
+		obs:         cfg.Observer,
 	}
 }
 
@@ -137,24 +164,51 @@ func (s *Server) Serve(ln net.Listener) error {
 			_ = tc.SetNoDelay(true)
 			_ = tc.SetKeepAlive(true)
 		}
-		c := s.newConn(nc)
-		s.mu.Lock()
-		if s.closed {
+		gated, ok := s.admit(nc)
+		if !ok {
+			continue
+		}
+		if s.cfg.TLS != nil {
+			s.mu.Lock()
+			if s.closed {
+				s.mu.Unlock()
+				s.drop(nc, gated)
+				return ErrServerClosed
+			}
+			s.pending[nc] = struct{}{}
+			s.connWG.Add(1)
 			s.mu.Unlock()
-			_ = nc.Close()
+			go s.handshake(nc, gated)
+			continue
+		}
+		if !s.start(nc, gated) {
 			return ErrServerClosed
 		}
-		s.conns[c] = struct{}{}
-		s.connWG.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.connWG.Done()
-			c.serve()
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
-		}()
 	}
+}
+
+// start serves nc (past any TLS handshake) on its own goroutine; false if the server closed.
+func (s *Server) start(nc net.Conn, gated bool) bool {
+	c := s.newConn(nc)
+	c.gated = gated
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.drop(nc, gated)
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.connWG.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.connWG.Done()
+		defer s.open.Add(-1)
+		c.serve()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+	return true
 }
 
 func (s *Server) isClosed() bool {
@@ -174,6 +228,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	for c := range s.conns {
 		c.stopAfterCommand()
+	}
+	for nc := range s.pending {
+		_ = nc.Close() // nothing to finish before its handshake ends
 	}
 	s.mu.Unlock()
 
@@ -198,6 +255,9 @@ func (s *Server) Close() error {
 	}
 	for c := range s.conns {
 		_ = c.nc.Close()
+	}
+	for nc := range s.pending {
+		_ = nc.Close()
 	}
 	s.mu.Unlock()
 	return nil

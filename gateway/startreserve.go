@@ -48,9 +48,10 @@ type waitingReserve struct {
 	done     bool       // the outcome is in
 	job      *backend.Job
 	err      error
-	took     bool // deliver made the RESERVED reply (what it could not write is left in c.out)
-	woken    bool // deliver set a passed read deadline to wake the connection's goroutine
-	needWake bool // that goroutine must be woken when the outcome is in: it holds unread commands
+	took     bool      // deliver made the RESERVED reply (what it could not write is left in c.out)
+	tookAt   time.Time // when, with an Observer
+	woken    bool      // deliver set a passed read deadline to wake the connection's goroutine
+	needWake bool      // that goroutine must be woken when the outcome is in: it holds unread commands
 }
 
 // deliver is the backend's callback with the outcome. While armed it answers a job itself, and
@@ -64,6 +65,9 @@ func (w *waitingReserve) deliver(job *backend.Job, err error) {
 		w.armed = false
 		if err == nil {
 			w.took = true
+			if c.srv.obs != nil {
+				w.tookAt = time.Now()
+			}
 			c.out = appendJobReply(c.out, wordReserved, job.ID, job.Body)
 			// Only what the socket takes now: a slow reader must not hold up this goroutine.
 			// A failed write shows as the connection's next read error.
@@ -137,7 +141,11 @@ func (w *waitingReserve) finish() (*backend.Job, bool, error) {
 	c := w.c
 	w.mu.Lock()
 	job, err, took, woken := w.job, w.err, w.took, w.woken
+	if took && !w.tookAt.IsZero() {
+		c.answeredAt = w.tookAt
+	}
 	w.done, w.job, w.err, w.took, w.woken, w.needWake = false, nil, nil, false, false, false
+	w.tookAt = time.Time{}
 	w.mu.Unlock()
 	if woken && !c.stopping.Load() {
 		_ = c.nc.SetReadDeadline(time.Time{})

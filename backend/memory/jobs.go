@@ -21,6 +21,7 @@ type job struct {
 	delay    time.Duration // as last given by put or release
 	created  time.Time
 	due      time.Time // delayed: when it becomes ready
+	readyAt  time.Time // ready: since when
 	deadline time.Time // reserved: when its TTR runs out
 	owner    *session  // reserved: who holds it
 	// reserved: the reservation's place in the order of all reservations; a closing session
@@ -53,6 +54,12 @@ func (j *job) public() *backend.Job {
 	return &backend.Job{ID: j.id, Tube: j.tube.name, Priority: j.priority, Body: j.body}
 }
 
+// reservedFromReady is public for a reserve at that took j from the ready state.
+func (j *job) reservedFromReady(at time.Time) *backend.Job {
+	return &backend.Job{ID: j.id, Tube: j.tube.name, Priority: j.priority, Body: j.body,
+		ReadyFor: at.Sub(j.readyAt), HasReadyFor: true}
+}
+
 // detachLocked takes j out of the structure of its current state. A reserved job keeps its
 // owner link until the caller decides.
 func (b *Backend) detachLocked(j *job) {
@@ -83,6 +90,7 @@ func (b *Backend) detachLocked(j *job) {
 func (b *Backend) readyLocked(j *job, at time.Time) {
 	t := j.tube
 	j.state = backend.Ready
+	j.readyAt = at
 	t.ready.Push(j)
 	if j.priority < backend.UrgentPriority {
 		t.urgent++

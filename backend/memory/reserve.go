@@ -123,7 +123,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, deliv
 	case best != nil:
 		b.detachLocked(best)
 		b.reserveLocked(best, s, now)
-		return nil, best.public(), nil
+		return nil, best.reservedFromReady(now), nil
 	case soon:
 		// A ready job in a paused tube lifts the immediate check, but the wait would end
 		// with DEADLINE_SOON at once (beanstalkd: at its next timer tick).
@@ -164,7 +164,7 @@ func (b *Backend) serveLocked(t *tube, at time.Time) {
 		}
 		j.state = 0
 		b.reserveLocked(j, w.session, at)
-		b.finishWaiterLocked(w, j.public(), nil)
+		b.finishWaiterLocked(w, j.reservedFromReady(at), nil)
 	}
 }
 

@@ -16,11 +16,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // process is what run needs from its surroundings; tests substitute the parts they drive.
 type process struct {
 	stdout, stderr io.Writer
-	// signals delivers SIGUSR1, SIGTERM and SIGINT; nil subscribes to the process's own.
+	// signals delivers SIGUSR1, SIGTERM, SIGINT and SIGHUP; nil subscribes to the process's own.
 	signals <-chan os.Signal
 	// listening, when set, is told the bound address (tests dial a port-0 server with it).
 	listening func(net.Addr)
-	commands  map[string]command
+	// opsListening, when set, is told the ops listener's address (with --http).
+	opsListening func(net.Addr)
+	commands     map[string]command
 }
 
 func (p process) run(ctx context.Context, args []string) int {

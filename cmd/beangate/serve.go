@@ -13,15 +13,21 @@ import (
 )
 
 // serve listens, opens the backend and serves until SIGTERM/SIGINT or ctx ends, then stops
-// gracefully. SIGUSR1 turns drain mode on for good, as in beanstalkd.
+// gracefully: /readyz turns 503, --shutdown-delay passes, the listener closes. SIGUSR1 turns
+// drain mode on for good, as in beanstalkd; SIGHUP reloads the TLS and token files.
 func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger) int {
 	signals := p.signals
 	if signals == nil {
 		// Subscribed before binding, so a signal sent as soon as the port answers is not lost.
 		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, syscall.SIGUSR1, syscall.SIGTERM, syscall.SIGINT)
+		signal.Notify(ch, syscall.SIGUSR1, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 		defer signal.Stop(ch)
 		signals = ch
+	}
+	f, err := newFleet(cfg, log)
+	if err != nil {
+		log.Error("bad configuration", "err", err)
+		return exitUsage
 	}
 
 	// Bind before opening the backend: a taken port is the commonest failure and the cheapest.
@@ -29,6 +35,16 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	if err != nil {
 		log.Error("cannot listen", "err", err)
 		return exitBind
+	}
+	opsAddr, err := f.serveOps() // /readyz says "starting" while the store opens
+	if err != nil {
+		_ = ln.Close()
+		log.Error("cannot listen for the ops listener", "err", err)
+		return exitBind
+	}
+	defer f.closeOps()
+	if p.opsListening != nil && opsAddr != nil {
+		p.opsListening(opsAddr)
 	}
 	store, err := openBackend(ctx, cfg, log)
 	if err != nil {
@@ -41,44 +57,58 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 			log.Warn("closing backend", "err", err)
 		}
 	}()
+	store = f.instrument(store)
 
-	srv := gateway.NewServer(gateway.Config{
+	srv := gateway.NewServer(f.gatewayConfig(gateway.Config{
 		Backend:        store,
 		MaxJobSize:     uint32(cfg.MaxJobSize), // validated: at most 1 GiB
 		Logger:         log,
 		BackendTimeout: cfg.BackendTimeout,
-	})
+	}))
+	probeCtx, stopProbe := context.WithCancel(context.Background())
+	defer stopProbe()
+	f.opened(probeCtx, srv, store)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "backend", redactedURL(cfg.Backend), "version", versionLine())
+	log.Info("listening", "addr", ln.Addr().String(), "backend", redactedURL(cfg.Backend), "version", versionLine(),
+		"tls", cfg.TLSEnabled(), "auth", cfg.Auth.TokenFile != "")
 	if p.listening != nil {
 		p.listening(ln.Addr())
 	}
 
-	if err := waitForStop(ctx, srv, signals, served, log); err != nil {
+	if err := waitForStop(ctx, srv, f, signals, served, log); err != nil {
 		log.Error("serving stopped", "err", err)
 		_ = srv.Close()
 		return exitFailure
 	}
+	f.readiness.SetStopping()
+	if !delayShutdown(ctx, f, signals, cfg.ShutdownDelay, log) {
+		_ = srv.Close() // a second SIGTERM/SIGINT during the delay: no graceful stop either
+	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
-	stopGracefully(srv, signals, cfg.ShutdownTimeout, log)
+	stopGracefully(srv, f, signals, cfg.ShutdownTimeout, log)
 	<-served // Serve returns ErrServerClosed once its listener is closed
 	log.Info("stopped")
 	return exitOK
 }
 
 // waitForStop returns nil on SIGTERM, SIGINT or the end of ctx, and Serve's error if serving
-// fails first. SIGUSR1 meanwhile turns drain mode on.
-func waitForStop(ctx context.Context, srv *gateway.Server, signals <-chan os.Signal, served <-chan error, log *slog.Logger) error {
+// fails first. SIGUSR1 meanwhile turns drain mode on; SIGHUP reloads.
+func waitForStop(ctx context.Context, srv *gateway.Server, f *fleet, signals <-chan os.Signal, served <-chan error, log *slog.Logger) error {
 	for {
 		select {
 		case sig := <-signals:
-			if sig != syscall.SIGUSR1 {
+			switch sig {
+			case syscall.SIGUSR1:
+				srv.SetDraining(true)
+				f.readiness.SetDraining()
+				log.Info("draining: put now answers DRAINING until restart")
+			case syscall.SIGHUP:
+				f.reload()
+			default:
 				log.Info("stop requested", "signal", sig.String())
 				return nil
 			}
-			srv.SetDraining(true)
-			log.Info("draining: put now answers DRAINING until restart")
 		case <-ctx.Done():
 			log.Info("stop requested", "reason", context.Cause(ctx).Error())
 			return nil
@@ -88,9 +118,38 @@ func waitForStop(ctx context.Context, srv *gateway.Server, signals <-chan os.Sig
 	}
 }
 
+// delayShutdown keeps serving for delay after /readyz turned 503, so that load balancers stop
+// sending new connections before the listener closes. It reports false when a second
+// SIGTERM/SIGINT asked to stop at once.
+func delayShutdown(ctx context.Context, f *fleet, signals <-chan os.Signal, delay time.Duration, log *slog.Logger) bool {
+	if delay <= 0 {
+		return true
+	}
+	log.Info("not ready; still serving until the shutdown delay has passed", "delay", delay)
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+			return true
+		case <-ctx.Done():
+			return true
+		case sig := <-signals:
+			switch sig {
+			case syscall.SIGUSR1:
+			case syscall.SIGHUP:
+				f.reload()
+			default:
+				log.Warn("second signal: stopping now", "signal", sig.String())
+				return false
+			}
+		}
+	}
+}
+
 // stopGracefully lets running commands finish and returns reservations, for at most timeout;
 // a second SIGTERM/SIGINT cuts the connections at once.
-func stopGracefully(srv *gateway.Server, signals <-chan os.Signal, timeout time.Duration, log *slog.Logger) {
+func stopGracefully(srv *gateway.Server, f *fleet, signals <-chan os.Signal, timeout time.Duration, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	done := make(chan error, 1)
@@ -103,7 +162,11 @@ func stopGracefully(srv *gateway.Server, signals <-chan os.Signal, timeout time.
 			}
 			return
 		case sig := <-signals:
-			if sig != syscall.SIGUSR1 {
+			switch sig {
+			case syscall.SIGUSR1:
+			case syscall.SIGHUP:
+				f.reload()
+			default:
 				log.Warn("second signal: closing connections now", "signal", sig.String())
 				cancel()
 			}

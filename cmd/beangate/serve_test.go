@@ -21,6 +21,7 @@ import (
 // runningServer is a run() in progress with an injected signal channel.
 type runningServer struct {
 	addr    net.Addr
+	opsAddr net.Addr // with --http
 	signals chan os.Signal
 	exit    chan int
 	stderr  *gatewaytest.SyncBuffer
@@ -37,7 +38,9 @@ func startServer(t *testing.T, args ...string) *runningServer {
 		stderr:    s.stderr,
 		signals:   s.signals,
 		listening: func(a net.Addr) { addrs <- a },
-		commands:  subcommands(),
+		// Called before listening, on the same goroutine: read after addrs delivers.
+		opsListening: func(a net.Addr) { s.opsAddr = a },
+		commands:     subcommands(),
 	}
 	go func() { s.exit <- p.run(ctx, args) }()
 	t.Cleanup(func() {

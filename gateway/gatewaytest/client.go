@@ -3,6 +3,7 @@ package gatewaytest
 import (
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,6 +32,11 @@ func Dial(t testing.TB, addr string) *Client {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, ReplyTimeout)
 	require.NoError(t, err)
+	return NewClient(t, conn)
+}
+
+// NewClient is a Client over conn (a TLS connection, say); conn closes when the test ends.
+func NewClient(t testing.TB, conn net.Conn) *Client {
 	t.Cleanup(func() { _ = conn.Close() })
 	return &Client{t: t, conn: conn}
 }
@@ -96,6 +102,7 @@ func (c *Client) ExpectClosed() {
 	n, err := c.conn.Read(make([]byte, 1))
 	require.Zero(c.t, n, "expected the connection to close")
 	require.Error(c.t, err)
+	require.False(c.t, os.IsTimeout(err), "the connection stayed open: %v", err)
 }
 
 // Close closes the connection; CloseWrite half-closes it.

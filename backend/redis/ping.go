@@ -1,0 +1,17 @@
+package redis
+
+import (
+	"context"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Ping asks Redis for PONG (backend.Pinger): on a cluster, every known master.
+func (b *Backend) Ping(ctx context.Context) error {
+	if cc, ok := b.client.(interface {
+		ForEachMaster(context.Context, func(context.Context, *goredis.Client) error) error
+	}); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error { return c.Ping(ctx).Err() })
+	}
+	return b.client.Ping(ctx).Err()
+}

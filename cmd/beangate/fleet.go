@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/configs"
+	"github.com/beangate/beangate/gateway"
+	"github.com/beangate/beangate/gateway/ops"
+)
+
+// fleet is what the fleet settings add to serving: the ops HTTP listener with its metrics and
+// readiness, TLS and token auth on the beanstalk listener.
+type fleet struct {
+	cfg       configs.Config
+	log       *slog.Logger
+	readiness *ops.Readiness
+	registry  *prometheus.Registry // nil without --http: nothing is measured
+	http      *http.Server
+	tls       *ops.TLSFiles
+	tokens    *ops.Tokens
+}
+
+// newFleet reads the TLS and token files; errors are the configuration's (exit 5).
+func newFleet(cfg configs.Config, log *slog.Logger) (*fleet, error) {
+	f := &fleet{cfg: cfg, log: log, readiness: ops.NewReadiness(cfg.StoreDownAfter, log)}
+	var err error
+	if cfg.TLSEnabled() {
+		if f.tls, err = ops.LoadTLS(cfg.TLS.Cert, cfg.TLS.Key, cfg.TLS.ClientCA); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Auth.TokenFile != "" {
+		if f.tokens, err = ops.LoadTokens(cfg.Auth.TokenFile); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// serveOps binds the ops listener, if configured, and serves it until close; /readyz answers
+// 503 until the store is open.
+func (f *fleet) serveOps() (net.Addr, error) {
+	if f.cfg.HTTP == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", f.cfg.HTTP)
+	if err != nil {
+		return nil, err
+	}
+	f.registry = prometheus.NewRegistry()
+	f.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	f.http = &http.Server{
+		Handler:           ops.Handler(f.registry, f.readiness),
+		ReadHeaderTimeout: 5 * time.Second,
+		IdleTimeout:       time.Minute,
+		ErrorLog:          slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := f.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			f.log.Error("ops listener failed", "err", err)
+		}
+	}()
+	f.log.Info("ops listener", "addr", ln.Addr().String())
+	return ln.Addr(), nil
+}
+
+// instrument wraps the store so its calls are measured, when metrics are on.
+func (f *fleet) instrument(store backend.Backend) backend.Backend {
+	if f.registry == nil {
+		return store
+	}
+	return ops.InstrumentBackend(store, f.registry)
+}
+
+// gatewayConfig fills in what the fleet settings give the gateway.
+func (f *fleet) gatewayConfig(gc gateway.Config) gateway.Config {
+	if f.registry != nil {
+		gc.Observer = ops.NewMetrics(f.registry, f.cfg.Metrics.MaxTubes)
+	}
+	if f.tls != nil {
+		gc.TLS = f.tls.Config()
+	}
+	if f.tokens != nil {
+		gc.Auth = f.tokens.Check
+	}
+	gc.MaxConnections = f.cfg.MaxConnections
+	gc.MaxHandshaking = f.cfg.MaxHandshaking
+	gc.HandshakeTimeout = f.cfg.HandshakeTimeout
+	return gc
+}
+
+// opened starts the figures, store metrics and store probe once the store is open and srv
+// serves it, and turns ready. The probe runs until ctx ends.
+func (f *fleet) opened(ctx context.Context, srv *gateway.Server, store backend.Backend) {
+	if f.registry != nil {
+		f.registry.MustRegister(
+			ops.NewFiguresCollector(srv.Figures, f.readiness.Ready),
+			ops.NewStoreCollector(store, f.cfg.Metrics.MaxTubes, f.cfg.BackendTimeout),
+		)
+	}
+	if p, ok := store.(backend.Pinger); ok {
+		go f.readiness.WatchStore(ctx, p, min(time.Second, f.cfg.StoreDownAfter/2))
+	}
+	f.readiness.SetOpen()
+}
+
+// reload re-reads the TLS files and the token file (SIGHUP); what fails to load is kept as it
+// was and logged.
+func (f *fleet) reload() {
+	if f.tls != nil {
+		if err := f.tls.Reload(); err != nil {
+			f.log.Error("SIGHUP: TLS files not reloaded; the previous certificate stays", "err", err)
+		} else {
+			f.log.Info("SIGHUP: TLS certificate reloaded")
+		}
+	}
+	if f.tokens != nil {
+		if err := f.tokens.Reload(); err != nil {
+			f.log.Error("SIGHUP: auth tokens not reloaded; the previous ones stay", "err", err)
+		} else {
+			f.log.Info("SIGHUP: auth tokens reloaded")
+		}
+	}
+}
+
+// closeOps stops the ops listener, last, so that /healthz answers until the end.
+func (f *fleet) closeOps() {
+	if f.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = f.http.Shutdown(ctx)
+	}
+}

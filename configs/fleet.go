@@ -1,0 +1,134 @@
+package configs
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Fleet holds what running many gateways behind a load balancer needs: the ops HTTP listener,
+// TLS and token auth on the beanstalk listener, connection limits and the rolling-restart
+// delay. Squashed into Config, so its keys sit at the top level of the file.
+type Fleet struct {
+	// HTTP is the ops listener's address (/healthz, /readyz, /metrics); empty: off.
+	HTTP string `mapstructure:"http"`
+	// ShutdownDelay: on SIGTERM/SIGINT, /readyz answers 503 for this long before the listener
+	// closes, so load balancers stop sending new connections first.
+	ShutdownDelay time.Duration `mapstructure:"shutdown_delay"`
+	// StoreDownAfter: /readyz answers 503 once the store has been unreachable this long.
+	StoreDownAfter time.Duration `mapstructure:"store_down_after"`
+	// MaxConnections bounds open beanstalk connections; 0: no bound.
+	MaxConnections int `mapstructure:"max_connections"`
+	// MaxHandshaking bounds connections still in the TLS handshake or not yet authenticated.
+	MaxHandshaking int `mapstructure:"max_handshaking"`
+	// HandshakeTimeout bounds the TLS handshake plus auth from the moment of accept.
+	HandshakeTimeout time.Duration `mapstructure:"handshake_timeout"`
+	TLS              TLS           `mapstructure:"tls"`
+	Auth             Auth          `mapstructure:"auth"`
+	Metrics          Metrics       `mapstructure:"metrics"`
+}
+
+// TLS serves the beanstalk listener over TLS when Cert and Key are set.
+type TLS struct {
+	Cert     string `mapstructure:"cert"`      // PEM certificate chain file
+	Key      string `mapstructure:"key"`       // PEM private key file
+	ClientCA string `mapstructure:"client_ca"` // PEM CA bundle: clients must present a certificate it signed
+}
+
+// Auth turns on token auth: `auth <token>` first on every connection.
+type Auth struct {
+	TokenFile string `mapstructure:"token_file"` // one accepted token per line
+}
+
+// Metrics tunes /metrics.
+type Metrics struct {
+	// MaxTubes caps the tubes with per-tube series, so a tube explosion cannot blow up
+	// Prometheus.
+	MaxTubes int `mapstructure:"max_tubes"`
+}
+
+func defaultFleet() Fleet {
+	return Fleet{
+		StoreDownAfter:   5 * time.Second,
+		MaxHandshaking:   1024,
+		HandshakeTimeout: 10 * time.Second,
+		Metrics:          Metrics{MaxTubes: 1000},
+	}
+}
+
+// fleetFlagKeys maps the fleet flags to their keys, as flagKeys does.
+var fleetFlagKeys = map[string]string{
+	"http":              "http",
+	"shutdown-delay":    "shutdown_delay",
+	"store-down-after":  "store_down_after",
+	"max-connections":   "max_connections",
+	"max-handshaking":   "max_handshaking",
+	"handshake-timeout": "handshake_timeout",
+	"tls-cert":          "tls.cert",
+	"tls-key":           "tls.key",
+	"tls-client-ca":     "tls.client_ca",
+	"auth-token-file":   "auth.token_file",
+	"metrics-max-tubes": "metrics.max_tubes",
+}
+
+func fleetDefaults() map[string]any {
+	d := defaultFleet()
+	return map[string]any{
+		"http":              d.HTTP,
+		"shutdown_delay":    d.ShutdownDelay,
+		"store_down_after":  d.StoreDownAfter,
+		"max_connections":   d.MaxConnections,
+		"max_handshaking":   d.MaxHandshaking,
+		"handshake_timeout": d.HandshakeTimeout,
+		"tls.cert":          d.TLS.Cert,
+		"tls.key":           d.TLS.Key,
+		"tls.client_ca":     d.TLS.ClientCA,
+		"auth.token_file":   d.Auth.TokenFile,
+		"metrics.max_tubes": d.Metrics.MaxTubes,
+	}
+}
+
+func addFleetFlags(fs *pflag.FlagSet) {
+	d := defaultFleet()
+	fs.String("http", d.HTTP, "serve /healthz, /readyz and /metrics on `ADDR` (host:port; loopback advised); off when empty")
+	fs.Duration("shutdown-delay", d.ShutdownDelay, "on SIGTERM/SIGINT, answer /readyz 503 for this `DURATION` before closing the listener")
+	fs.Duration("store-down-after", d.StoreDownAfter, "/readyz answers 503 once the store has been unreachable this `DURATION`")
+	fs.Int("max-connections", d.MaxConnections, "refuse beanstalk connections beyond `N` open ones (0: no limit)")
+	fs.Int("max-handshaking", d.MaxHandshaking, "refuse connections beyond `N` still in the TLS handshake or unauthenticated")
+	fs.Duration("handshake-timeout", d.HandshakeTimeout, "close a connection whose TLS handshake and auth take longer than `DURATION`")
+	fs.String("tls-cert", d.TLS.Cert, "serve the beanstalk listener over TLS with this PEM certificate `FILE` (reloaded on SIGHUP)")
+	fs.String("tls-key", d.TLS.Key, "PEM private key `FILE` for --tls-cert")
+	fs.String("tls-client-ca", d.TLS.ClientCA, "require client certificates signed by the PEM CAs in `FILE` (mutual TLS)")
+	fs.String("auth-token-file", d.Auth.TokenFile, "require `auth <token>` first; accepted tokens one per line in `FILE` (re-read on SIGHUP)")
+	fs.Int("metrics-max-tubes", d.Metrics.MaxTubes, "per-tube metrics for at most `N` tubes")
+}
+
+func (f *Fleet) validate(bad func(format string, args ...any)) {
+	if f.ShutdownDelay < 0 {
+		bad("shutdown_delay %s: must not be negative", f.ShutdownDelay)
+	}
+	if f.StoreDownAfter <= 0 {
+		bad("store_down_after %s: must be positive", f.StoreDownAfter)
+	}
+	if f.MaxConnections < 0 {
+		bad("max_connections %d: must not be negative", f.MaxConnections)
+	}
+	if f.MaxHandshaking < 1 {
+		bad("max_handshaking %d: must be at least 1", f.MaxHandshaking)
+	}
+	if f.HandshakeTimeout <= 0 {
+		bad("handshake_timeout %s: must be positive", f.HandshakeTimeout)
+	}
+	if (f.TLS.Cert == "") != (f.TLS.Key == "") {
+		bad("tls.cert and tls.key: give both or neither")
+	}
+	if f.TLS.ClientCA != "" && f.TLS.Cert == "" {
+		bad("tls.client_ca: needs tls.cert and tls.key")
+	}
+	if f.Metrics.MaxTubes < 0 {
+		bad("metrics.max_tubes %d: must not be negative", f.Metrics.MaxTubes)
+	}
+}
+
+// TLSEnabled reports whether the beanstalk listener serves TLS.
+func (f *Fleet) TLSEnabled() bool { return f.TLS.Cert != "" }

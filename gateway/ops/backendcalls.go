@@ -1,0 +1,283 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/gateway"
+)
+
+// backendOps are the Backend methods measured, in op order; their label is the name.
+var backendOps = []string{
+	"begin_session", "end_session", "use_tube", "watch_tube", "ignore_tube", "put", "reserve",
+	"reserve_wait", "reserve_job", "delete", "release", "bury", "touch", "kick", "kick_job",
+	"peek", "peek_state", "job_stats", "tube_stats", "stats", "list_tubes", "pause_tube",
+}
+
+const (
+	opBeginSession = iota
+	opEndSession
+	opUseTube
+	opWatchTube
+	opIgnoreTube
+	opPut
+	opReserve
+	opReserveWait // a reserve allowed to wait (timeout != 0): its time includes the wait
+	opReserveJob
+	opDelete
+	opRelease
+	opBury
+	opTouch
+	opKick
+	opKickJob
+	opPeek
+	opPeekState
+	opJobStats
+	opTubeStats
+	opStats
+	opListTubes
+	opPauseTube
+)
+
+// backendCalls holds the per-operation series, resolved once.
+type backendCalls struct {
+	durations []prometheus.Observer
+	errors    []prometheus.Counter
+}
+
+func newBackendCalls(reg prometheus.Registerer) *backendCalls {
+	dur := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "beangate_backend_call_duration_seconds",
+		Help:    "Time of each call into the job store, by operation (reserve_wait includes the wait).",
+		Buckets: commandBuckets,
+	}, []string{"op"})
+	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "beangate_backend_call_errors_total",
+		Help: "Calls into the job store that failed (the store unreachable or too slow: INTERNAL_ERROR), by operation.",
+	}, []string{"op"})
+	reg.MustRegister(dur, errs)
+	c := &backendCalls{}
+	for _, op := range backendOps {
+		c.durations = append(c.durations, dur.WithLabelValues(op))
+		c.errors = append(c.errors, errs.WithLabelValues(op))
+	}
+	return c
+}
+
+// done records a call of op that began at began and ended with err. Sentinel errors are
+// answers, and a cancelled context is the client leaving: neither is a store error.
+func (c *backendCalls) done(op int, began time.Time, err error) {
+	c.durations[op].Observe(time.Since(began).Seconds())
+	if err != nil && !isAnswer(err) {
+		c.errors[op].Inc()
+	}
+}
+
+func isAnswer(err error) bool {
+	return errors.Is(err, backend.ErrNotFound) || errors.Is(err, backend.ErrTimedOut) ||
+		errors.Is(err, backend.ErrDeadlineSoon) || errors.Is(err, context.Canceled)
+}
+
+// InstrumentBackend wraps b so that every call is measured on reg. The optional interfaces the
+// gateway uses (gateway.NonBlocking, backend.ReserveStarter, backend.Pinger) pass through.
+func InstrumentBackend(b backend.Backend, reg prometheus.Registerer) backend.Backend {
+	ib := &instrumented{b: b, m: newBackendCalls(reg)}
+	if rs, ok := b.(backend.ReserveStarter); ok {
+		return &instrumentedStarter{instrumented: ib, rs: rs}
+	}
+	return ib
+}
+
+type instrumented struct {
+	b backend.Backend
+	m *backendCalls
+}
+
+// NonBlocking passes gateway.NonBlocking through (false when b does not declare it).
+func (i *instrumented) NonBlocking() bool {
+	nb, ok := i.b.(gateway.NonBlocking)
+	return ok && nb.NonBlocking()
+}
+
+// Ping passes backend.Pinger through; a backend without it is always reachable.
+func (i *instrumented) Ping(ctx context.Context) error {
+	if p, ok := i.b.(backend.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+func (i *instrumented) BeginSession(ctx context.Context, s backend.SessionID) error {
+	t := time.Now()
+	err := i.b.BeginSession(ctx, s)
+	i.m.done(opBeginSession, t, err)
+	return err
+}
+
+func (i *instrumented) EndSession(ctx context.Context, s backend.SessionID) error {
+	t := time.Now()
+	err := i.b.EndSession(ctx, s)
+	i.m.done(opEndSession, t, err)
+	return err
+}
+
+func (i *instrumented) UseTube(ctx context.Context, s backend.SessionID, tube string) error {
+	t := time.Now()
+	err := i.b.UseTube(ctx, s, tube)
+	i.m.done(opUseTube, t, err)
+	return err
+}
+
+func (i *instrumented) WatchTube(ctx context.Context, s backend.SessionID, tube string) error {
+	t := time.Now()
+	err := i.b.WatchTube(ctx, s, tube)
+	i.m.done(opWatchTube, t, err)
+	return err
+}
+
+func (i *instrumented) IgnoreTube(ctx context.Context, s backend.SessionID, tube string) error {
+	t := time.Now()
+	err := i.b.IgnoreTube(ctx, s, tube)
+	i.m.done(opIgnoreTube, t, err)
+	return err
+}
+
+func (i *instrumented) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
+	t := time.Now()
+	id, err := i.b.Put(ctx, p)
+	i.m.done(opPut, t, err)
+	return id, err
+}
+
+func reserveOp(timeout time.Duration) int {
+	if timeout != 0 {
+		return opReserveWait
+	}
+	return opReserve
+}
+
+func (i *instrumented) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
+	t := time.Now()
+	j, err := i.b.Reserve(ctx, p)
+	i.m.done(reserveOp(p.Timeout), t, err)
+	return j, err
+}
+
+func (i *instrumented) ReserveJob(ctx context.Context, s backend.SessionID, id uint64) (*backend.Job, error) {
+	t := time.Now()
+	j, err := i.b.ReserveJob(ctx, s, id)
+	i.m.done(opReserveJob, t, err)
+	return j, err
+}
+
+func (i *instrumented) Delete(ctx context.Context, s backend.SessionID, id uint64) error {
+	t := time.Now()
+	err := i.b.Delete(ctx, s, id)
+	i.m.done(opDelete, t, err)
+	return err
+}
+
+func (i *instrumented) Release(ctx context.Context, p backend.ReleaseParams) error {
+	t := time.Now()
+	err := i.b.Release(ctx, p)
+	i.m.done(opRelease, t, err)
+	return err
+}
+
+func (i *instrumented) Bury(ctx context.Context, s backend.SessionID, id uint64, pri uint32) error {
+	t := time.Now()
+	err := i.b.Bury(ctx, s, id, pri)
+	i.m.done(opBury, t, err)
+	return err
+}
+
+func (i *instrumented) Touch(ctx context.Context, s backend.SessionID, id uint64) error {
+	t := time.Now()
+	err := i.b.Touch(ctx, s, id)
+	i.m.done(opTouch, t, err)
+	return err
+}
+
+func (i *instrumented) Kick(ctx context.Context, tube string, bound uint64) (uint64, error) {
+	t := time.Now()
+	n, err := i.b.Kick(ctx, tube, bound)
+	i.m.done(opKick, t, err)
+	return n, err
+}
+
+func (i *instrumented) KickJob(ctx context.Context, id uint64) error {
+	t := time.Now()
+	err := i.b.KickJob(ctx, id)
+	i.m.done(opKickJob, t, err)
+	return err
+}
+
+func (i *instrumented) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
+	t := time.Now()
+	j, err := i.b.Peek(ctx, id)
+	i.m.done(opPeek, t, err)
+	return j, err
+}
+
+func (i *instrumented) PeekState(ctx context.Context, tube string, state backend.State) (*backend.Job, error) {
+	t := time.Now()
+	j, err := i.b.PeekState(ctx, tube, state)
+	i.m.done(opPeekState, t, err)
+	return j, err
+}
+
+func (i *instrumented) JobStats(ctx context.Context, id uint64) (*backend.JobStats, error) {
+	t := time.Now()
+	st, err := i.b.JobStats(ctx, id)
+	i.m.done(opJobStats, t, err)
+	return st, err
+}
+
+func (i *instrumented) TubeStats(ctx context.Context, tube string) (*backend.TubeStats, error) {
+	t := time.Now()
+	st, err := i.b.TubeStats(ctx, tube)
+	i.m.done(opTubeStats, t, err)
+	return st, err
+}
+
+func (i *instrumented) Stats(ctx context.Context) (*backend.Stats, error) {
+	t := time.Now()
+	st, err := i.b.Stats(ctx)
+	i.m.done(opStats, t, err)
+	return st, err
+}
+
+func (i *instrumented) ListTubes(ctx context.Context) ([]string, error) {
+	t := time.Now()
+	names, err := i.b.ListTubes(ctx)
+	i.m.done(opListTubes, t, err)
+	return names, err
+}
+
+func (i *instrumented) PauseTube(ctx context.Context, tube string, d time.Duration) error {
+	t := time.Now()
+	err := i.b.PauseTube(ctx, tube, d)
+	i.m.done(opPauseTube, t, err)
+	return err
+}
+
+func (i *instrumented) Close() error { return i.b.Close() }
+
+// instrumentedStarter adds backend.ReserveStarter: the call is measured until it returns (a
+// wait that follows is the reserve's, measured by beangate_reserve_wait_seconds); a failure
+// delivered later counts as an error of reserve_wait.
+type instrumentedStarter struct {
+	*instrumented
+	rs backend.ReserveStarter
+}
+
+func (i *instrumentedStarter) StartReserve(ctx context.Context, p backend.ReserveParams, deliver func(*backend.Job, error)) (*backend.Job, backend.PendingReserve, error) {
+	t := time.Now()
+	j, pending, err := i.rs.StartReserve(ctx, p, deliver)
+	i.m.done(opReserve, t, err)
+	return j, pending, err
+}

@@ -1,0 +1,43 @@
+package ops_test
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/memory"
+	"github.com/beangate/beangate/gateway"
+	"github.com/beangate/beangate/gateway/gatewaytest"
+	"github.com/beangate/beangate/gateway/ops"
+)
+
+// opsServer is a gateway over the memory store with the metrics wired as cmd/beangate wires
+// them, and its ops endpoints on a real loopback HTTP server.
+type opsServer struct {
+	addr    string // beanstalk
+	http    string // ops base URL
+	srv     *gateway.Server
+	store   backend.Backend
+	ready   *ops.Readiness
+	reg     *prometheus.Registry
+	metrics *ops.Metrics
+}
+
+func startOpsServer(t testing.TB, maxTubes int, cfg gateway.Config) *opsServer {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	raw := memory.New(memory.Options{})
+	t.Cleanup(func() { _ = raw.Close() })
+	store := ops.InstrumentBackend(raw, reg)
+	m := ops.NewMetrics(reg, maxTubes)
+	cfg.Observer = m
+	addr, srv := gatewaytest.StartServer(t, store, cfg)
+	ready := ops.NewReadiness(5e9, discardLogger())
+	reg.MustRegister(ops.NewFiguresCollector(srv.Figures, ready.Ready), ops.NewStoreCollector(store, maxTubes, 5e9))
+	ready.SetOpen()
+	hs := httptest.NewServer(ops.Handler(reg, ready))
+	t.Cleanup(hs.Close)
+	return &opsServer{addr: addr, http: hs.URL, srv: srv, store: store, ready: ready, reg: reg, metrics: m}
+}
