@@ -14,6 +14,74 @@ import (
 )
 
 var concurrencyCases = []testCase{
+	{"DueJobsAreNotHiddenByConcurrentReaders", func(h *harness) {
+		// Built from the recorded divergences valid#13, valid#52, blocking#105 and valid#224
+		// (Postgres): a delayed job whose time has come and an expired reservation are ready at
+		// that moment, whoever else is looking at the store. A reserve takes the best of them by
+		// priority, and a waiting reserve gets the reservation that expires at once, not at a
+		// later poll. Other sessions read the store all along (stats, stats-tube, peek-ready of
+		// their own tubes, where jobs come due at the same moments), as a busy server's clients
+		// do: a store that promotes due jobs as it reads must not let a reserve pass over them.
+		owner, holder := h.session().use("q"), h.session().watch("q")
+		worker := h.session().watch("q").ignore(backend.DefaultTube)
+		var busy []*client
+		for i := range 4 {
+			busy = append(busy, h.session().use(fmt.Sprintf("busy%d", i)))
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, c := range busy {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx := context.Background()
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					_, _ = h.b.Stats(ctx)
+					_, _ = h.b.PeekState(ctx, c.used, backend.Ready)
+					_, _ = h.b.TubeStats(ctx, fmt.Sprintf("busy%d", (i+n)%len(busy)))
+				}
+			}()
+		}
+		defer func() { close(stop); wg.Wait() }()
+		comeDue := func(d time.Duration) {
+			for _, c := range busy { // due at the same moment as the reserve's jobs
+				for range 20 {
+					c.put(job{pri: 1, delay: d})
+				}
+			}
+		}
+		for range 10 {
+			// A reserve: the due job of better priority, not the expired reservation.
+			expired := owner.put(job{pri: 763, ttr: time.Second})
+			holder.reserveID(expired)
+			worst := owner.put(job{pri: 4000})
+			due := owner.put(job{pri: 628, delay: 2 * time.Second})
+			comeDue(2 * time.Second)
+			h.advance(2 * time.Second)
+			worker.reserveID(due)
+			worker.reserveID(expired)
+			worker.reserveID(worst)
+			for _, id := range []uint64{due, expired, worst} {
+				require.NoError(h, h.b.Delete(h.ctx(), worker.id, id))
+			}
+
+			// A waiting reserve: the reservation that runs out, at once.
+			again := owner.put(job{ttr: time.Second})
+			holder.reserveID(again)
+			comeDue(time.Second)
+			p := worker.reserveAsync(forever)
+			start := time.Now()
+			h.advance(time.Second)
+			p.requireJob(again)
+			require.Less(h, time.Since(start), 500*time.Millisecond, "the expired reservation came a poll late")
+			require.NoError(h, h.b.Delete(h.ctx(), worker.id, again))
+		}
+	}},
 	{"EveryJobIsReservedExactlyOnce", func(h *harness) {
 		const producers, workers, perProducer = 4, 20, 500
 		ctx, cancel := context.WithTimeout(context.Background(), 4*watchdog)

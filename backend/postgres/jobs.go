@@ -21,26 +21,19 @@ func callErr(op string, err error) error {
 
 // ownerOp runs a statement that acts on one job (release, bury, touch, kick-job) and reports
 // ErrNotFound when it matched no row. It returns the tube column, the first, and scans any further
-// columns into more. Release, bury and touch need no
-// promote step: they act only on a reservation whose deadline has not passed, and an expired one
-// is promoted by whoever next looks at it.
-func (b *Backend) ownerOp(ctx context.Context, op, stmt string, promote bool, more []any, args ...any) (string, error) {
+// columns into more.
+func (b *Backend) ownerOp(ctx context.Context, op, stmt string, more []any, args ...any) (string, error) {
 	var tube string
 	dest := append([]any{&tube}, more...)
 	found := false
 	err := b.run(ctx, op, func(ctx context.Context) error {
 		found = false
-		bt := &pgx.Batch{}
-		if promote {
-			if err := b.promote(ctx); err != nil {
-				return err
-			}
-		}
-		bt.Queue(stmt, args...).Query(func(rows pgx.Rows) error {
-			_, err := pgx.ForEachRow(rows, dest, func() error { found = true; return nil })
+		rows, err := b.pool.Query(ctx, stmt, args...)
+		if err != nil {
 			return err
-		})
-		return b.batch(ctx, bt)
+		}
+		_, err = pgx.ForEachRow(rows, dest, func() error { found = true; return nil })
+		return err
 	})
 	if err != nil {
 		return "", err
@@ -57,7 +50,7 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 		return backend.ErrNotFound
 	}
 	var announced bool // ready, or delayed and due first in its tube
-	tube, err := b.ownerOp(ctx, "release", b.st.get("release"), false, []any{&announced},
+	tube, err := b.ownerOp(ctx, "release", b.st.get("release"), []any{&announced},
 		b.now(), string(p.Session), int64(p.ID), int64(p.Priority), p.Delay.Microseconds(), b.leases.list())
 	if err != nil {
 		return err
@@ -73,7 +66,7 @@ func (b *Backend) Bury(ctx context.Context, s backend.SessionID, id uint64, prio
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	_, err := b.ownerOp(ctx, "bury", b.st.get("bury"), false, nil, b.now(), string(s), int64(id), int64(priority))
+	_, err := b.ownerOp(ctx, "bury", b.st.get("bury"), nil, b.now(), string(s), int64(id), int64(priority))
 	return err
 }
 
@@ -82,7 +75,7 @@ func (b *Backend) Touch(ctx context.Context, s backend.SessionID, id uint64) err
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	_, err := b.ownerOp(ctx, "touch", b.st.get("touch"), false, nil, b.now(), string(s), int64(id))
+	_, err := b.ownerOp(ctx, "touch", b.st.get("touch"), nil, b.now(), string(s), int64(id))
 	return err
 }
 
@@ -91,7 +84,7 @@ func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64
 	if id > math.MaxInt64 {
 		return nil, backend.ErrNotFound
 	}
-	return b.queryJob(ctx, "reserve-job", b.st.get("reserve_job"), true, b.now(), string(s), int64(id))
+	return b.queryJob(ctx, "reserve-job", b.st.get("reserve_job"), b.now(), string(s), int64(id))
 }
 
 // Kick moves up to bound buried (else delayed) jobs of tube to ready.
@@ -102,10 +95,7 @@ func (b *Backend) Kick(ctx context.Context, tube string, bound uint64) (uint64, 
 	var kicked, notified int64
 	err := b.run(ctx, "kick", func(ctx context.Context) error {
 		bt := &pgx.Batch{}
-		if err := b.promote(ctx); err != nil {
-			return err
-		}
-		bt.Queue(b.st.get("kick"), tube, int64(bound)).QueryRow(func(row pgx.Row) error {
+		bt.Queue(b.st.get("kick"), b.now(), tube, int64(bound)).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&kicked, &notified)
 		})
 		return b.batch(ctx, bt)
@@ -124,7 +114,7 @@ func (b *Backend) KickJob(ctx context.Context, id uint64) error {
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	tube, err := b.ownerOp(ctx, "kick-job", b.st.get("kick_job"), true, nil, int64(id))
+	tube, err := b.ownerOp(ctx, "kick-job", b.st.get("kick_job"), nil, b.now(), int64(id))
 	if err != nil {
 		return err
 	}

@@ -191,9 +191,6 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 	err := b.run(ctx, "reap dead gateways", func(ctx context.Context) error {
 		back, expired = returnedJobs{}, nil
 		if len(confirmed) > 0 { // their expired reservations time out first
-			if err := b.promote(ctx); err != nil {
-				return err
-			}
 		}
 		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 			var locked, sessions []string

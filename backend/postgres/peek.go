@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/beangate/beangate/backend"
-	"github.com/jackc/pgx/v5"
 )
 
 // Peek returns job id in any state.
@@ -14,44 +13,33 @@ func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
 	if id > math.MaxInt64 {
 		return nil, backend.ErrNotFound
 	}
-	return b.queryJob(ctx, "peek", b.st.get("peek"), false, int64(id))
+	return b.queryJob(ctx, "peek", b.st.get("peek"), int64(id))
 }
 
 // PeekState returns the next job of tube in state (ready, delayed or buried).
 func (b *Backend) PeekState(ctx context.Context, tube string, state backend.State) (*backend.Job, error) {
-	var stmt string
 	switch state {
 	case backend.Ready:
-		stmt = "peek_ready"
+		return b.queryJob(ctx, "peek-ready", b.st.get("peek_ready"), b.now(), tube)
 	case backend.Delayed:
-		stmt = "peek_delayed"
+		return b.queryJob(ctx, "peek-delayed", b.st.get("peek_delayed"), b.now(), tube)
 	case backend.Buried:
-		stmt = "peek_buried"
-	default:
-		return nil, fmt.Errorf("postgres: peek of state %v is not supported", state)
+		return b.queryJob(ctx, "peek-buried", b.st.get("peek_buried"), tube)
 	}
-	return b.queryJob(ctx, stmt, b.st.get(stmt), true, tube)
+	return nil, fmt.Errorf("postgres: peek of state %v is not supported", state)
 }
 
 // queryJob runs a statement returning at most one (id, tube, priority, body) row (peek, peek-*,
-// reserve-job), after the promote step when the state matters (a delayed job whose time has come
-// is ready); no row is ErrNotFound.
-func (b *Backend) queryJob(ctx context.Context, op, stmt string, promote bool, args ...any) (*backend.Job, error) {
+// reserve-job); no row is ErrNotFound.
+func (b *Backend) queryJob(ctx context.Context, op, stmt string, args ...any) (*backend.Job, error) {
 	var job *backend.Job
 	err := b.run(ctx, op, func(ctx context.Context) error {
-		job = nil
-		bt := &pgx.Batch{}
-		if promote {
-			if err := b.promote(ctx); err != nil {
-				return err
-			}
-		}
-		bt.Queue(stmt, args...).Query(func(rows pgx.Rows) error {
-			var err error
-			job, err = collectJob(rows)
+		rows, err := b.pool.Query(ctx, stmt, args...)
+		if err != nil {
 			return err
-		})
-		return b.batch(ctx, bt)
+		}
+		job, err = collectJob(rows)
+		return err
 	})
 	if err != nil {
 		return nil, err

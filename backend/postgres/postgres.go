@@ -166,20 +166,9 @@ func (b *Backend) run(ctx context.Context, op string, f func(ctx context.Context
 }
 
 // batch sends statements in one round trip; without BEGIN they form one implicit transaction,
-// so a promote step and the statement after it commit (or fail) together.
+// so they commit (or fail) together.
 func (b *Backend) batch(ctx context.Context, bt *pgx.Batch) error {
 	return b.pool.SendBatch(ctx, bt).Close()
-}
-
-// promote applies due transitions (delayed → ready, expired reservation → ready with a timeout
-// counted) so that the statement after it sees them. It is a transaction of its own, committed
-// before that statement runs: promote.sql waits for the rows it promotes, and a transaction that
-// went on to wait for another row (reserve-job, kick-job, a session's reservations) while holding
-// them could deadlock with a reserve batch, which a deadlock_timeout (1 s) later costs a late
-// reply.
-func (b *Backend) promote(ctx context.Context) error {
-	_, err := b.pool.Exec(ctx, b.st.get("promote"), b.now())
-	return err
 }
 
 // tuneConnConfig sets what the statements rely on for speed, unless the DSN says otherwise.

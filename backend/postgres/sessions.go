@@ -43,9 +43,6 @@ func (b *Backend) endSessions(ctx context.Context, sessions []string) error {
 	var back returnedJobs
 	err := b.run(ctx, "end session", func(ctx context.Context) error {
 		bt := &pgx.Batch{}
-		if err := b.promote(ctx); err != nil {
-			return err
-		}
 		bt.Queue(b.st.get("end_sessions"), b.now(), sessions).QueryRow(back.scan)
 		bt.Queue(b.st.get("gc_tubes"), nil)
 		return b.batch(ctx, bt)

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// JobStats describes job id, after the promote step so that its state is current.
+// JobStats describes job id, with time applied as it is read (job_stats.sql).
 func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, error) {
 	if id > math.MaxInt64 {
 		return nil, backend.ErrNotFound
@@ -18,9 +18,6 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 	err := b.run(ctx, "stats-job", func(ctx context.Context) error {
 		js = nil
 		bt := &pgx.Batch{}
-		if err := b.promote(ctx); err != nil {
-			return err
-		}
 		bt.Queue(b.st.get("job_stats"), b.now(), int64(id)).Query(func(rows pgx.Rows) error {
 			var (
 				jid, prio, delayUS, ttrUS                   int64
@@ -63,9 +60,6 @@ func (b *Backend) TubeStats(ctx context.Context, tube string) (*backend.TubeStat
 	err := b.run(ctx, "stats-tube", func(ctx context.Context) error {
 		ts = nil
 		bt := &pgx.Batch{}
-		if err := b.promote(ctx); err != nil {
-			return err
-		}
 		bt.Queue(b.st.get("tube_stats"), b.now(), tube).Query(func(rows pgx.Rows) error {
 			var (
 				name                                            string
@@ -106,10 +100,7 @@ func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
 	var s backend.Stats
 	err := b.run(ctx, "stats", func(ctx context.Context) error {
 		bt := &pgx.Batch{}
-		if err := b.promote(ctx); err != nil {
-			return err
-		}
-		bt.Queue(b.st.get("stats")).QueryRow(func(row pgx.Row) error {
+		bt.Queue(b.st.get("stats"), b.now()).QueryRow(func(row pgx.Row) error {
 			var urgent, ready, reserved, delayed, buried, total, timeouts, tubes int64
 			if err := row.Scan(&urgent, &ready, &reserved, &delayed, &buried, &total, &timeouts, &tubes); err != nil {
 				return err

@@ -8,8 +8,15 @@ WITH ended AS (
     DELETE FROM {{schema}}.sessions WHERE id = ANY($2::text[]) RETURNING used_tube
 ), unwatched AS (
     DELETE FROM {{schema}}.session_watches WHERE session_id = ANY($2::text[]) RETURNING tube
+), expired AS (
+    -- Reservations already past their deadline time out first (counted), as at their deadline.
+    SELECT count(*) AS n FROM {{schema}}.jobs
+    WHERE state = 3 AND reserved_by = ANY($2::text[]) AND due_at <= {{now}}
+), counted AS (
+    INSERT INTO {{schema}}.job_timeout_counts (n) SELECT n FROM expired WHERE n > 0
 ), returned AS (
-    UPDATE {{schema}}.jobs SET state = 1, reserved_by = NULL, due_at = NULL
+    UPDATE {{schema}}.jobs
+    SET state = 1, reserved_by = NULL, timeouts = timeouts + (due_at <= {{now}})::int, due_at = NULL
     WHERE state = 3 AND reserved_by = ANY($2::text[])
     RETURNING id, tube, reserved_at
 ), refs AS (

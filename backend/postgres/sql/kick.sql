@@ -1,24 +1,25 @@
 -- kick: moves up to $2 jobs of tube $1 to ready: buried ones, oldest first, if the tube has any,
 -- else delayed ones, soonest first; never both. Announces the tube if any moved.
--- $1 tube, $2 bound.
+-- Delayed: those whose time has not come (the others are ready).
+-- $1 now (NULL: database clock), $2 tube, $3 bound.
 WITH has_buried AS (
-    SELECT EXISTS (SELECT 1 FROM {{schema}}.jobs WHERE tube = $1::text AND state = 4) AS yes
+    SELECT EXISTS (SELECT 1 FROM {{schema}}.jobs WHERE tube = $2::text AND state = 4) AS yes
 ), picked AS (
     SELECT * FROM (
         SELECT id FROM {{schema}}.jobs
-        WHERE tube = $1::text AND state = 4 AND (SELECT yes FROM has_buried)
-        ORDER BY buried_seq LIMIT $2::bigint FOR UPDATE SKIP LOCKED) buried
+        WHERE tube = $2::text AND state = 4 AND (SELECT yes FROM has_buried)
+        ORDER BY buried_seq LIMIT $3::bigint FOR UPDATE SKIP LOCKED) buried
     UNION ALL
     SELECT * FROM (
         SELECT id FROM {{schema}}.jobs
-        WHERE tube = $1::text AND state = 2 AND NOT (SELECT yes FROM has_buried)
-        ORDER BY due_at, id LIMIT $2::bigint FOR UPDATE SKIP LOCKED) delayed
+        WHERE tube = $2::text AND state = 2 AND due_at > {{now}} AND NOT (SELECT yes FROM has_buried)
+        ORDER BY due_at, id LIMIT $3::bigint FOR UPDATE SKIP LOCKED) delayed
 ), kicked AS (
     UPDATE {{schema}}.jobs SET state = 1, due_at = NULL, buried_seq = NULL, kicks = kicks + 1
     WHERE id = ANY(ARRAY(SELECT id FROM picked)) -- an index condition, not a semi join
     RETURNING id
 ), notified AS (
-    SELECT pg_notify({{channel}}, {{origin}} || ' ' || n || ' ' || $1::text)
+    SELECT pg_notify({{channel}}, {{origin}} || ' ' || n || ' ' || $2::text)
     FROM (SELECT count(*) AS n FROM kicked) k WHERE n > 0
 )
 SELECT (SELECT count(*) FROM kicked), (SELECT count(*) FROM notified)

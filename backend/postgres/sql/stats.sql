@@ -1,13 +1,23 @@
--- stats: the store-wide figures. Each state is counted through its own partial index (the
+-- stats: the store-wide figures. Time is applied as it is read: a delayed job whose time has come
+-- and a reservation past its deadline count as ready (the rows change when a reserve, or a
+-- command on the job, next touches them; readers never write, so they hold no lock a reserve
+-- would have to skip or wait for). Each state is counted through its own partial index (the
 -- connections run with enable_seqscan off), so the cost is O(jobs in that state). Timeouts are
--- the counters row plus the counts appended since the maintenance loop last folded them in.
-SELECT (SELECT count(*) FROM {{schema}}.jobs WHERE state = 1 AND priority < 1024),
-       (SELECT count(*) FROM {{schema}}.jobs WHERE state = 1),
-       (SELECT count(*) FROM {{schema}}.jobs WHERE state = 3),
-       (SELECT count(*) FROM {{schema}}.jobs WHERE state = 2),
+-- the counters row plus the counts appended since the heartbeat last folded them in, plus the
+-- reservations past their deadline.
+-- $1 now (NULL: the database clock).
+SELECT (SELECT count(*) FROM {{schema}}.jobs WHERE state = 1 AND priority < 1024)
+           + (SELECT count(*) FROM {{schema}}.jobs WHERE state = 2 AND due_at <= {{now}} AND priority < 1024)
+           + (SELECT count(*) FROM {{schema}}.jobs WHERE state = 3 AND due_at <= {{now}} AND priority < 1024),
+       (SELECT count(*) FROM {{schema}}.jobs WHERE state = 1)
+           + (SELECT count(*) FROM {{schema}}.jobs WHERE state = 2 AND due_at <= {{now}})
+           + (SELECT count(*) FROM {{schema}}.jobs WHERE state = 3 AND due_at <= {{now}}),
+       (SELECT count(*) FROM {{schema}}.jobs WHERE state = 3 AND due_at > {{now}}),
+       (SELECT count(*) FROM {{schema}}.jobs WHERE state = 2 AND due_at > {{now}}),
        (SELECT count(*) FROM {{schema}}.jobs WHERE state = 4),
        (SELECT total_jobs FROM {{schema}}.counters WHERE id = 1),
        (SELECT job_timeouts FROM {{schema}}.counters WHERE id = 1)
-           + (SELECT coalesce(sum(n), 0) FROM {{schema}}.job_timeout_counts)::bigint,
+           + (SELECT coalesce(sum(n), 0) FROM {{schema}}.job_timeout_counts)::bigint
+           + (SELECT count(*) FROM {{schema}}.jobs WHERE state = 3 AND due_at <= {{now}}),
        (SELECT count(*) FROM {{schema}}.tubes
         WHERE name = 'default' OR jobs_count > 0 OR using_count > 0 OR watching_count > 0)
