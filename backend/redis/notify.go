@@ -30,6 +30,10 @@ type waiters struct {
 	byTube    map[string]map[*waiter]struct{}
 	bySession map[backend.SessionID]*waiter
 	due       map[int64]*dueSlot // by due time (ms)
+	// Session ends in flight (beginHandOut): a waiter woken meanwhile, by the publish of a job
+	// the end returned, waits for handOut to say whom that job goes to before it tries.
+	handing  int
+	handDone chan struct{} // closed when handing drops to 0
 }
 
 type waiter struct {
@@ -221,6 +225,34 @@ func (ws *waiters) endSession(s backend.SessionID) {
 		w.ended.Store(true)
 		ws.signalLocked(w)
 	}
+}
+
+// beginHandOut marks a session end in flight; endHandOut (after handOut, or on failure) ends it.
+func (ws *waiters) beginHandOut() {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.handing == 0 {
+		ws.handDone = make(chan struct{})
+	}
+	ws.handing++
+}
+
+func (ws *waiters) endHandOut() {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.handing--; ws.handing == 0 {
+		close(ws.handDone)
+	}
+}
+
+// handingOut is closed once no session end is in flight; nil when none is.
+func (ws *waiters) handingOut() <-chan struct{} {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.handing == 0 {
+		return nil
+	}
+	return ws.handDone
 }
 
 // handOut gives the jobs a closing session returned (session_end's reply: {id, tube, paused}...,

@@ -53,6 +53,13 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		if w.ended.Load() {
 			return nil, errSessionEnded
 		}
+		if done := b.waiters.handingOut(); done != nil {
+			select { // the publish that woke us may be of a job a session end hands to someone
+			case <-done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		if id, ok := w.takeHanded(); ok {
 			job, err := b.reserveHanded(ctx, p, id)
 			if err != nil || job != nil {

@@ -28,10 +28,12 @@ func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
 // its process meanwhile, so if this process dies, the reapers return them.
 func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
 	b.waiters.endSession(s)
+	b.waiters.beginHandOut()
 	res, err := b.call(ctx, opSessionEnd, string(s), s.Process())
 	if err == nil {
 		b.waiters.handOut(newReply(res))
 	}
+	b.waiters.endHandOut()
 	if err != nil && !errors.Is(err, errClosed) {
 		b.unendedMu.Lock()
 		b.unended[s] = struct{}{}
