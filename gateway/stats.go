@@ -43,6 +43,10 @@ func (s *Server) statsYAML(q *backend.Stats) []byte {
 		y = y.uint(cmdStatNames[c], st.cmds[c].Load())
 	}
 	utime, stime := rusage()
+	maxSize := uint64(binlogMaxSize)
+	if q.Binlog.MaxSize > 0 {
+		maxSize = uint64(q.Binlog.MaxSize)
+	}
 	return y.
 		uint("job-timeouts", q.JobTimeouts).
 		uint("total-jobs", q.TotalJobs).
@@ -58,11 +62,11 @@ func (s *Server) statsYAML(q *backend.Stats) []byte {
 		plain("rusage-utime", formatRusage(utime)).
 		plain("rusage-stime", formatRusage(stime)).
 		seconds("uptime", time.Since(s.started)).
-		uint("binlog-oldest-index", 0).
-		uint("binlog-current-index", 0).
-		uint("binlog-records-migrated", 0).
-		uint("binlog-records-written", 0).
-		uint("binlog-max-size", binlogMaxSize).
+		uint("binlog-oldest-index", q.Binlog.OldestIndex).
+		uint("binlog-current-index", q.Binlog.CurrentIndex).
+		uint("binlog-records-migrated", q.Binlog.RecordsMigrated).
+		uint("binlog-records-written", q.Binlog.RecordsWritten).
+		uint("binlog-max-size", maxSize).
 		bool("draining", s.Draining()).
 		plain("id", s.sessions.Process()).
 		quoted("hostname", s.host.hostname).

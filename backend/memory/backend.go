@@ -16,12 +16,15 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/memory/binlog"
 )
 
 // Options configure a Backend.
 type Options struct {
 	// Clock is the source of time; nil means backend.SystemClock{}.
 	Clock backend.Clock
+	// Binlog, when set, makes the store durable in beanstalkd's binlog format (-b); use Open.
+	Binlog *binlog.Options
 }
 
 // ErrClosed is returned by every call made after Close.
@@ -53,11 +56,38 @@ type Backend struct {
 
 	deliveries []delivery // outcomes of waits decided under the lock, for unlock to hand out
 	reclaim    reclaimer  // collects the garbage a drained burst leaves
+
+	wal    *binlog.Log // nil without a binlog
+	walSeq uint64      // what the operation under way must commit (see endWrite)
+	walErr error       // a record the operation under way could not place
 }
 
 var _ backend.Backend = (*Backend)(nil)
 
-// New returns an empty Backend holding only the default tube.
+// Open returns a Backend; with opts.Binlog set it locks the directory (binlog.ErrLocked if
+// another server holds it), replays it and writes every later change to it.
+func Open(opts Options) (*Backend, error) {
+	b := New(Options{Clock: opts.Clock})
+	if opts.Binlog == nil {
+		return b, nil
+	}
+	wal, rp, err := binlog.Open(*opts.Binlog)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.wal = wal
+	if err := b.replayLocked(rp, b.clock.Now()); err != nil {
+		b.wal = nil
+		_ = wal.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// New returns an empty Backend holding only the default tube, without a binlog (opts.Binlog is
+// ignored: see Open).
 func New(opts Options) *Backend {
 	clock := opts.Clock
 	if clock == nil {
@@ -220,6 +250,9 @@ func (b *Backend) Close() error {
 		for w := range s.waiters {
 			b.finishWaiterLocked(w, nil, ErrClosed)
 		}
+	}
+	if b.wal != nil {
+		return b.wal.Close()
 	}
 	return nil
 }
