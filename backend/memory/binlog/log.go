@@ -97,11 +97,13 @@ func Open(opts Options) (*Log, *Replay, error) {
 		return nil, nil, err
 	}
 	l := &Log{opts: opts, dir: opts.Dir, lock: lock, log: opts.Logger, lastSync: time.Now()}
+	start := time.Now()
 	rp, err := ReadDir(opts.Dir, ReadOptions{MaxJobSize: opts.MaxJobSize, Log: opts.Logger})
 	if err != nil {
 		_ = lock.Close()
 		return nil, nil, err
 	}
+	opts.Logger.Info("binlog: replayed", "dir", opts.Dir, "files", len(rp.Files), "jobs", len(rp.Jobs), "next_id", rp.MaxID+1, "elapsed", time.Since(start).Round(time.Millisecond))
 	next := uint64(1)
 	for _, fi := range rp.Files {
 		l.files = append(l.files, &File{N: fi.N, size: fi.Size, capacity: fi.Size})
