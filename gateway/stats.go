@@ -47,7 +47,7 @@ func (s *Server) statsYAML(q *backend.Stats) []byte {
 	if q.Binlog.MaxSize > 0 {
 		maxSize = uint64(q.Binlog.MaxSize)
 	}
-	return y.
+	y = y.
 		uint("job-timeouts", q.JobTimeouts).
 		uint("total-jobs", q.TotalJobs).
 		uint("max-job-size", uint64(s.cfg.MaxJobSize)).
@@ -66,7 +66,12 @@ func (s *Server) statsYAML(q *backend.Stats) []byte {
 		uint("binlog-current-index", q.Binlog.CurrentIndex).
 		uint("binlog-records-migrated", q.Binlog.RecordsMigrated).
 		uint("binlog-records-written", q.Binlog.RecordsWritten).
-		uint("binlog-max-size", maxSize).
+		uint("binlog-max-size", maxSize)
+	if q.Binlog.CurrentIndex > 0 {
+		// Not beanstalkd's: failed binlog writes, fsyncs and reservations (each also logged).
+		y = y.uint("binlog-write-errors", q.Binlog.WriteErrors)
+	}
+	return y.
 		bool("draining", s.Draining()).
 		plain("id", s.sessions.Process()).
 		quoted("hostname", s.host.hostname).

@@ -63,12 +63,3 @@ func writeZeros(f *os.File, size int64) error {
 	}
 	return nil
 }
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}

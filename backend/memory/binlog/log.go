@@ -38,6 +38,7 @@ type Options struct {
 type Log struct {
 	opts Options
 	dir  string
+	dirf *os.File // kept open to fsync the directory after files come and go
 	lock *os.File
 	log  *slog.Logger
 
@@ -109,9 +110,14 @@ func Open(opts Options) (*Log, *Replay, error) {
 		l.files = append(l.files, &File{N: fi.N, size: fi.Size, capacity: fi.Size})
 		next = fi.N + 1
 	}
+	if l.dirf, err = os.Open(opts.Dir); err != nil {
+		_ = lock.Close()
+		return nil, nil, err
+	}
 	cur, err := createFile(l.dir, next, opts.MaxFileSize)
 	if err != nil {
 		_ = lock.Close()
+		_ = l.dirf.Close()
 		return nil, nil, fmt.Errorf("creating %s: %w", FileName(next), err)
 	}
 	l.files = append(l.files, cur)
@@ -163,7 +169,8 @@ func (l *Log) Reserve(n int64) error {
 		}
 		f, err := createFile(l.dir, last+1, l.opts.MaxFileSize)
 		if err != nil {
-			l.log.Error("binlog: cannot preallocate a file", "file", FileName(last+1), "err", err)
+			l.writeErrors.Add(1)
+			l.log.Error("binlog: cannot preallocate a file: the change is refused", "file", FileName(last+1), "err", err)
 			return fmt.Errorf("%w: %v", ErrNoSpace, err)
 		}
 		l.dirDirty.Store(true)
@@ -378,7 +385,7 @@ func (l *Log) syncLocked() error {
 		l.dirty = l.dirty[1:]
 	}
 	if l.dirDirty.Swap(false) {
-		if err := syncDir(l.dir); err != nil {
+		if err := l.dirf.Sync(); err != nil {
 			l.dirDirty.Store(true)
 			return l.failed("fsync of the directory", nil, err)
 		}
@@ -494,7 +501,7 @@ func (l *Log) Close() error {
 			_ = os.Remove(filePath(l.dir, s.N))
 		}
 		if !l.opts.NoSync {
-			if serr := syncDir(l.dir); err == nil {
+			if serr := l.dirf.Sync(); err == nil {
 				err = serr
 			}
 		}
@@ -504,6 +511,7 @@ func (l *Log) Close() error {
 			_ = f.fd.Close()
 		}
 	}
+	_ = l.dirf.Close()
 	_ = l.lock.Close()
 	return err
 }
