@@ -64,9 +64,12 @@ func startChild(t *testing.T, dir string, maxFiles int) (addr string, kill func(
 	require.NoError(t, err)
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ADDR ")
 	require.True(t, ok, line)
+	var once sync.Once
 	kill = func() {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			_ = cmd.Wait()
+		})
 	}
 	t.Cleanup(kill)
 	return addr, kill, log
@@ -80,11 +83,11 @@ func TestBinlogSurvivesSIGKILLUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	addr, kill, _ := startChild(t, dir, 0)
 	var (
-		mu      sync.Mutex
-		put     = map[uint64][]byte{}
-		deleted = map[uint64]bool{}
+		mu       sync.Mutex
+		put      = map[uint64][]byte{}
+		deleted  = map[uint64]bool{}
 		inFlight = map[uint64]bool{}
-		wg      sync.WaitGroup
+		wg       sync.WaitGroup
 	)
 	stop := time.Now().Add(300 * time.Millisecond)
 	for w := range 8 {

@@ -12,6 +12,10 @@ type File struct {
 	capacity int64 // bytes preallocated; for a file read at start, its size on disk
 	fd       *os.File
 
+	// A spare zero-filled in the background: ready closes when fd or err is set.
+	ready chan struct{}
+	err   error
+
 	// Live counts the jobs whose latest full record is in this file: it can be removed when
 	// none is left.
 	Live int
@@ -32,6 +36,22 @@ func (f *File) Num() uint64 {
 // createFile makes file n, preallocated to capacity bytes, with the version header written.
 // Mode 0400 as beanstalkd's: nothing but the server writes it, through the descriptor it keeps.
 func createFile(dir string, n uint64, capacity int64) (*File, error) {
+	return makeFile(dir, n, capacity, preallocate)
+}
+
+// createZeroedFile is createFile with the space written with zeros, as beanstalkd does: slower
+// to make (so it is done in the background), but an fsync after a later write flushes data
+// only, where preallocated-but-unwritten space costs a journal commit per fsync.
+func createZeroedFile(dir string, n uint64, capacity int64) (*File, error) {
+	return makeFile(dir, n, capacity, func(f *os.File, size int64) error {
+		if err := writeZeros(f, size); err != nil {
+			return err
+		}
+		return datasync(f) // the blocks allocated now, not inside a later commit's fsync
+	})
+}
+
+func makeFile(dir string, n uint64, capacity int64, reserve func(*os.File, int64) error) (*File, error) {
 	fd, err := os.OpenFile(filePath(dir, n), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o400)
 	if err != nil {
 		return nil, err
@@ -41,7 +61,7 @@ func createFile(dir string, n uint64, capacity int64) (*File, error) {
 		_ = os.Remove(filePath(dir, n))
 		return nil, err
 	}
-	if err := preallocate(fd, capacity); err != nil {
+	if err := reserve(fd, capacity); err != nil {
 		return fail(err)
 	}
 	var hdr [headerSize]byte
@@ -53,7 +73,7 @@ func createFile(dir string, n uint64, capacity int64) (*File, error) {
 }
 
 func writeZeros(f *os.File, size int64) error {
-	zero := make([]byte, 64<<10)
+	zero := make([]byte, min(size, 256<<10))
 	for off := int64(0); off < size; {
 		n := min(int64(len(zero)), size-off)
 		if _, err := f.WriteAt(zero[:n], off); err != nil {

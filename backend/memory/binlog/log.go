@@ -44,10 +44,11 @@ type Log struct {
 
 	// Under the caller's lock.
 	files     []*File // oldest first; the last is the current file
-	spares    []*File // preallocated, numbered after the current file
+	spares    []*File // preallocated, numbered after the current file, used in order
 	spareRoom int64
-	reserved  int64 // bytes promised to future records (a delete per live job, …)
-	live      int64 // bytes of the live jobs' full records
+	prep      sync.WaitGroup // spares being zero-filled
+	reserved  int64          // bytes promised to future records (a delete per live job, …)
+	live      int64          // bytes of the live jobs' full records
 	records   uint64
 	migrated  uint64
 
@@ -114,7 +115,7 @@ func Open(opts Options) (*Log, *Replay, error) {
 		_ = lock.Close()
 		return nil, nil, err
 	}
-	cur, err := createFile(l.dir, next, opts.MaxFileSize)
+	cur, err := createZeroedFile(l.dir, next, opts.MaxFileSize)
 	if err != nil {
 		_ = lock.Close()
 		_ = l.dirf.Close()
@@ -122,7 +123,86 @@ func Open(opts Options) (*Log, *Replay, error) {
 	}
 	l.files = append(l.files, cur)
 	l.dirDirty.Store(true)
+	l.prepareSpare()
 	return l, rp, nil
+}
+
+// nextNum is the number the next new file takes.
+func (l *Log) nextNum() uint64 {
+	if k := len(l.spares); k > 0 {
+		return l.spares[k-1].N + 1
+	}
+	return l.current().N + 1
+}
+
+// prepareSpare starts zero-filling the next file in the background when none is waiting, so
+// that moving to a new file does not stall the caller.
+func (l *Log) prepareSpare() {
+	if len(l.spares) > 0 {
+		return
+	}
+	f := &File{N: l.nextNum(), size: headerSize, capacity: l.opts.MaxFileSize, ready: make(chan struct{})}
+	l.spares = append(l.spares, f)
+	l.spareRoom += f.capacity - f.size
+	l.prep.Add(1)
+	go func() {
+		defer l.prep.Done()
+		made, err := createZeroedFile(l.dir, f.N, f.capacity)
+		if err == nil {
+			f.fd = made.fd
+		}
+		f.err = err
+		l.dirDirty.Store(true)
+		close(f.ready)
+	}()
+}
+
+// settleSpares waits for the spares still being zero-filled and drops those that failed.
+func (l *Log) settleSpares() {
+	kept := l.spares[:0]
+	for _, f := range l.spares {
+		if f.ready != nil {
+			<-f.ready
+			if f.err != nil {
+				l.spareRoom -= f.capacity - f.size
+				l.writeErrors.Add(1)
+				l.log.Error("binlog: cannot prepare a file", "file", FileName(f.N), "err", f.err)
+				continue
+			}
+		}
+		kept = append(kept, f)
+	}
+	l.spares = kept
+}
+
+// takeSpare returns the next spare with room for size bytes, waiting for its zero-fill if it
+// is still under way (only when a whole file filled up meanwhile), or a new file. Spares are
+// used in their numbers' order, as a reader reads them.
+func (l *Log) takeSpare(size int64) (*File, error) {
+	for len(l.spares) > 0 {
+		f := l.spares[0]
+		l.spares = l.spares[1:]
+		l.spareRoom -= f.capacity - f.size
+		if f.ready != nil {
+			<-f.ready
+			if f.err != nil {
+				l.writeErrors.Add(1)
+				l.log.Error("binlog: cannot prepare a file", "file", FileName(f.N), "err", f.err)
+				continue
+			}
+		}
+		if f.capacity-f.size >= size {
+			return f, nil
+		}
+		l.files = append(l.files, f) // too small for this record: left empty, in its place
+	}
+	n := l.nextNum()
+	f, err := createFile(l.dir, n, max(l.opts.MaxFileSize, headerSize+size))
+	if err != nil {
+		return nil, fmt.Errorf("binlog: creating %s: %w", FileName(n), err)
+	}
+	l.dirDirty.Store(true)
+	return f, nil
 }
 
 // Dir is the directory the log writes.
@@ -162,15 +242,15 @@ func (l *Log) room() int64 {
 // Reserve promises n bytes to future records, preallocating files as needed; ErrNoSpace when
 // the disk cannot hold them.
 func (l *Log) Reserve(n int64) error {
+	if cur := l.current(); cur.capacity-cur.size < l.reserved+n {
+		l.settleSpares() // the promise rests on them: they must exist
+	}
 	for l.room() < l.reserved+n {
-		last := l.current().N
-		if k := len(l.spares); k > 0 {
-			last = l.spares[k-1].N
-		}
-		f, err := createFile(l.dir, last+1, l.opts.MaxFileSize)
+		next := l.nextNum()
+		f, err := createFile(l.dir, next, l.opts.MaxFileSize)
 		if err != nil {
 			l.writeErrors.Add(1)
-			l.log.Error("binlog: cannot preallocate a file: the change is refused", "file", FileName(last+1), "err", err)
+			l.log.Error("binlog: cannot preallocate a file: the change is refused", "file", FileName(next), "err", err)
 			return fmt.Errorf("%w: %v", ErrNoSpace, err)
 		}
 		l.dirDirty.Store(true)
@@ -189,25 +269,13 @@ func (l *Log) Unreserve(n int64) { l.reserved = max(0, l.reserved-n) }
 func (l *Log) place(size int64) (*File, int64, error) {
 	cur := l.current()
 	if cur.size+size > cur.capacity {
-		var next *File
-		if len(l.spares) > 0 && l.spares[0].capacity-l.spares[0].size >= size {
-			next = l.spares[0]
-			l.spares = l.spares[1:]
-			l.spareRoom -= next.capacity - next.size
-		} else {
-			n := cur.N + 1
-			if k := len(l.spares); k > 0 {
-				n = l.spares[k-1].N + 1 // a record larger than a spare: a file of its own
-			}
-			f, err := createFile(l.dir, n, max(l.opts.MaxFileSize, headerSize+size))
-			if err != nil {
-				return nil, 0, fmt.Errorf("binlog: creating %s: %w", FileName(n), err)
-			}
-			l.dirDirty.Store(true)
-			next = f
+		next, err := l.takeSpare(size)
+		if err != nil {
+			return nil, 0, err
 		}
 		l.files = append(l.files, next)
 		cur = next
+		l.prepareSpare()
 	}
 	off := cur.size
 	cur.size += size
@@ -492,13 +560,16 @@ func (l *Log) Close() error {
 		err = l.syncLocked()
 	}
 	l.closed = true
+	l.prep.Wait()
 	if err == nil {
 		l.removeRetiredLocked()
 		cur := l.current()
 		err = cur.fd.Truncate(cur.size)
 		for _, s := range l.spares {
-			_ = s.fd.Close()
-			_ = os.Remove(filePath(l.dir, s.N))
+			if s.fd != nil {
+				_ = s.fd.Close()
+				_ = os.Remove(filePath(l.dir, s.N))
+			}
 		}
 		if !l.opts.NoSync {
 			if serr := l.dirf.Sync(); err == nil {
@@ -506,7 +577,7 @@ func (l *Log) Close() error {
 			}
 		}
 	}
-	for _, f := range l.files {
+	for _, f := range append(l.files, l.spares...) {
 		if f.fd != nil {
 			_ = f.fd.Close()
 		}
