@@ -68,6 +68,11 @@ func TestBinlogDirectoryLockIsBeanstalkds(t *testing.T) {
 		exit, _, stderr := runArgs(t, "-p", "0", "-b", dir)
 		require.Equal(t, exitLocked, exit)
 		require.Contains(t, stderr, "locked by another server")
+		for _, tool := range []string{"inspect", "compact"} {
+			exit, _, stderr = runArgs(t, "binlog", tool, dir)
+			require.Equal(t, exitLocked, exit)
+			require.Contains(t, stderr, "in use by a running server")
+		}
 	})
 
 	t.Run("beangate holds it", func(t *testing.T) {
@@ -88,4 +93,50 @@ func freePort(t *testing.T) int {
 	require.NoError(t, err)
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// The operator tools: inspect reports a stopped server's directory; compact shrinks it to its
+// live jobs, which the next server finds unchanged, ids going on where they were. (Both refuse
+// a directory a running server holds: TestBinlogDirectoryLockIsBeanstalkds, since fcntl locks
+// do not exclude the process that holds them.)
+func TestBinlogInspectAndCompact(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := startServer(t, "-p", "0", "-b", dir, "-s", "1024")
+	c := dial(t, s.addr)
+	for i := range 40 {
+		require.Equal(t, "INSERTED "+strconv.Itoa(i+1)+"\r\n", c.roundTrip(t, "put 5 0 10 3\r\nabc\r\n"))
+	}
+	require.Equal(t, "USING other\r\n", c.roundTrip(t, "use other\r\n"))
+	require.Equal(t, "INSERTED 41\r\n", c.roundTrip(t, "put 5 100 10 3\r\nxyz\r\n"))
+	require.Equal(t, "INSERTED 42\r\n", c.roundTrip(t, "put 5 0 10 3\r\nxyz\r\n"))
+	for i := 2; i <= 42; i++ {
+		if i == 41 {
+			continue
+		}
+		require.Equal(t, "DELETED\r\n", c.roundTrip(t, "delete "+strconv.Itoa(i)+"\r\n"))
+	}
+	s.signals <- syscall.SIGTERM
+	require.Equal(t, exitOK, s.waitExit(t, 10*time.Second))
+
+	exit, stdout, stderr := runArgs(t, "binlog", "inspect", dir)
+	require.Equal(t, exitOK, exit, stderr)
+	require.Contains(t, stdout, "jobs: 2 live, next id 43")
+	require.Regexp(t, `default\s+1\s+0\s+0`, stdout)
+	require.Regexp(t, `other\s+0\s+1\s+0`, stdout)
+
+	exit, stdout, stderr = runArgs(t, "binlog", "compact", dir)
+	require.Equal(t, exitOK, exit, stderr)
+	require.Contains(t, stdout, "-> 1 file")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "lock and one binlog file")
+
+	s = startServer(t, "-p", "0", "-b", dir)
+	c = dial(t, s.addr)
+	require.Equal(t, "FOUND 1 3\r\n", c.roundTrip(t, "peek 1\r\n"))
+	_, _ = c.r.ReadString('\n')
+	require.Equal(t, "FOUND 41 3\r\n", c.roundTrip(t, "peek 41\r\n"))
+	_, _ = c.r.ReadString('\n')
+	require.Equal(t, "INSERTED 43\r\n", c.roundTrip(t, "put 0 0 1 1\r\nx\r\n"), "the deleted highest id is not reused")
 }
