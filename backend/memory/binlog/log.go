@@ -68,6 +68,7 @@ type Log struct {
 	closed    bool
 
 	writeErrors atomic.Uint64
+	syncs       atomic.Uint64 // fsync rounds, for the tests of the policies
 }
 
 type chunk struct {
@@ -460,6 +461,7 @@ func (l *Log) syncLocked() error {
 	}
 	l.synced = target
 	l.lastSync = time.Now()
+	l.syncs.Add(1)
 	return nil
 }
 

@@ -1,0 +1,73 @@
+package binlog
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// put places one full record under mu (the caller's lock) and returns what to commit.
+func put(t *testing.T, l *Log, mu *sync.Mutex, id uint64) uint64 {
+	mu.Lock()
+	defer mu.Unlock()
+	r := Record{ID: id, Tube: "default", Body: []byte("body"), State: Ready}
+	require.NoError(t, l.Reserve(FullSize(7, 4)+ShortSize))
+	_, seq, err := l.WriteFull(&r, nil)
+	require.NoError(t, err)
+	return seq
+}
+
+func openLog(t *testing.T, opts Options) *Log {
+	opts.Dir = t.TempDir()
+	l, _, err := Open(opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// -f0: a commit returns with its record on disk, and commits that arrive while an fsync runs
+// share the next one.
+func TestCommitsShareFsyncs(t *testing.T) {
+	t.Parallel()
+	l := openLog(t, Options{})
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	const writers, each = 16, 50
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				seq := put(t, l, &mu, uint64(w*each+i+1))
+				require.NoError(t, l.Commit(seq))
+				l.fmu.Lock()
+				require.GreaterOrEqual(t, l.synced, seq)
+				l.fmu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Less(t, l.syncs.Load(), uint64(writers*each*3/4), "group commit")
+}
+
+// -f MS: the records are synced at most MS after being written even when nothing follows;
+// -F never syncs.
+func TestSyncIntervalAlsoWhenIdle(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	l := openLog(t, Options{SyncInterval: 20 * time.Millisecond})
+	seq := put(t, l, &mu, 1)
+	require.NoError(t, l.Commit(seq))
+	require.Eventually(t, func() bool {
+		l.fmu.Lock()
+		defer l.fmu.Unlock()
+		return l.synced >= seq
+	}, time.Second, 5*time.Millisecond)
+
+	never := openLog(t, Options{NoSync: true})
+	require.NoError(t, never.Commit(put(t, never, &mu, 1)))
+	time.Sleep(30 * time.Millisecond)
+	require.Zero(t, never.syncs.Load())
+}
