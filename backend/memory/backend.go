@@ -64,6 +64,9 @@ type Backend struct {
 
 var _ backend.Backend = (*Backend)(nil)
 
+// replayGCPercent is GOGC while a binlog is replayed.
+const replayGCPercent = 400
+
 // Open returns a Backend; with opts.Binlog set it locks the directory (binlog.ErrLocked if
 // another server holds it), replays it and writes every later change to it.
 func Open(opts Options) (*Backend, error) {
@@ -71,14 +74,20 @@ func Open(opts Options) (*Backend, error) {
 	if opts.Binlog == nil {
 		return b, nil
 	}
-	wal, rp, err := binlog.Open(*opts.Binlog)
+	// A replay allocates every job at once and keeps it: collections on the way free almost
+	// nothing and cost a third of the time. The garbage it leaves (the replay's own records)
+	// goes back to the OS at the end.
+	defer debug.SetGCPercent(debug.SetGCPercent(replayGCPercent))
+	defer debug.FreeOSMemory()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	sink := newReplaySink(b)
+	wal, maxID, err := binlog.Open(*opts.Binlog, sink)
 	if err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.wal = wal
-	if err := b.replayLocked(rp, b.clock.Now()); err != nil {
+	if err := sink.finishLocked(b.clock.Now(), maxID); err != nil {
 		b.wal = nil
 		_ = wal.Close()
 		return nil, err

@@ -178,45 +178,101 @@ func (b *Backend) endWrite(errp *error) {
 	}
 }
 
-// replayLocked turns the replayed jobs into live ones, as beanstalkd does: reserved jobs come
-// back ready, a delayed job whose time has passed is ready, and every job reserves the room for
-// one later record. Unlike beanstalkd, a buried job's bury count is not raised again.
-func (b *Backend) replayLocked(rp *binlog.Replay, now time.Time) error {
-	for _, rj := range rp.Jobs {
-		t := b.tubeLocked(rj.Tube)
-		j := &job{
-			id:       rj.ID,
-			tube:     t,
-			priority: rj.Priority,
-			body:     rj.Body,
-			ttr:      time.Duration(rj.TTR),
-			delay:    time.Duration(rj.Delay),
-			created:  time.Unix(0, rj.CreatedAt),
-			reserves: rj.Reserves,
-			timeouts: rj.Timeouts,
-			releases: rj.Releases,
-			buries:   rj.Buries,
-			kicks:    rj.Kicks,
-			tIdx:     -1,
-			gIdx:     -1,
+// replaySink builds the jobs straight from the records (binlog.Sink), with no copy of its own:
+// until finishLocked places them, a job's state, due and wal fields hold what was recorded.
+type replaySink struct {
+	b     *Backend
+	order []*job // in the order of their first full record, as beanstalkd lists them
+}
+
+func newReplaySink(b *Backend) *replaySink { return &replaySink{b: b} }
+
+func (s *replaySink) Jobs() int { return len(s.b.jobs) }
+
+func (s *replaySink) Put(r *binlog.Record, f *binlog.File) {
+	b := s.b
+	j := b.jobs[r.ID]
+	if j == nil {
+		j = &job{id: r.ID, tIdx: -1, gIdx: -1}
+		b.jobs[r.ID] = j
+		s.order = append(s.order, j)
+	} else if j.tube.name != r.Tube {
+		j.tube.jobs--
+		b.unrefLocked(j.tube)
+		j.tube = nil
+	} else {
+		b.reclaim.removed(len(j.body))
+	}
+	if j.tube == nil {
+		j.tube = b.tubeLocked(r.Tube)
+		j.tube.jobs++
+	}
+	j.body = r.Body
+	b.reclaim.added(len(j.body))
+	j.wal = f
+	s.set(j, r)
+}
+
+func (s *replaySink) Update(r *binlog.Record) bool {
+	j := s.b.jobs[r.ID]
+	if j == nil {
+		return false
+	}
+	s.set(j, r)
+	return true
+}
+
+func (s *replaySink) set(j *job, r *binlog.Record) {
+	j.priority = r.Priority
+	j.ttr = time.Duration(r.TTR)
+	j.delay = time.Duration(r.Delay)
+	j.created = time.Unix(0, r.CreatedAt)
+	j.reserves, j.timeouts, j.releases, j.buries, j.kicks = r.Reserves, r.Timeouts, r.Releases, r.Buries, r.Kicks
+	switch r.State {
+	case binlog.Buried:
+		j.state = backend.Buried
+	case binlog.Delayed:
+		j.state, j.due = backend.Delayed, time.Unix(0, r.DeadlineAt)
+	default: // Ready, and Reserved: nobody holds it any more
+		j.state = backend.Ready
+	}
+}
+
+func (s *replaySink) Delete(id uint64) {
+	b := s.b
+	j := b.jobs[id]
+	if j == nil {
+		return
+	}
+	delete(b.jobs, id)
+	b.reclaim.removed(len(j.body))
+	j.tube.jobs--
+	b.unrefLocked(j.tube)
+}
+
+// finishLocked makes the replayed jobs live, as beanstalkd does: reserved jobs come back ready,
+// a delayed job whose time has passed is ready, and every job reserves the room for one later
+// record. Unlike beanstalkd, a buried job's bury count is not raised again.
+func (s *replaySink) finishLocked(now time.Time, maxID uint64) error {
+	b := s.b
+	for _, j := range s.order {
+		if b.jobs[j.id] != j {
+			continue // deleted
 		}
-		j.wal = b.wal.AdoptJob(rj.File, j.id, j.fullSize())
-		b.jobs[j.id] = j
-		b.reclaim.added(len(j.body))
-		t.jobs++
-		switch due := time.Unix(0, rj.DeadlineAt); {
-		case rj.State == binlog.Buried:
+		b.wal.AdoptJob(j.wal, j.id, j.fullSize())
+		switch {
+		case j.state == backend.Buried:
 			b.buryLocked(j)
-		case rj.State == binlog.Delayed && due.After(now):
-			j.state, j.due = backend.Delayed, due
-			t.delayed.Push(j)
+		case j.state == backend.Delayed && j.due.After(now):
+			j.tube.delayed.Push(j)
 			b.delayed.Push(j)
 		default:
+			j.due = time.Time{}
 			b.readyLocked(j, now)
 		}
 	}
-	b.nextID = max(b.nextID, rp.MaxID)
-	if err := b.walReserveLocked(int64(len(rp.Jobs)) * walUpdateSize); err != nil {
+	b.nextID = max(b.nextID, maxID)
+	if err := b.walReserveLocked(int64(len(b.jobs)) * walUpdateSize); err != nil {
 		return err
 	}
 	b.compactLocked(0) // removes the oldest files nothing lives in any more

@@ -69,6 +69,7 @@ type Log struct {
 
 	writeErrors atomic.Uint64
 	syncs       atomic.Uint64 // fsync rounds, for the tests of the policies
+	slowSync    time.Duration // tests: each fsync round takes at least this long
 }
 
 type chunk struct {
@@ -82,10 +83,10 @@ type retiredFile struct {
 	seq uint64 // removable once this sequence is on disk
 }
 
-// Open locks dir (ErrLocked if another server holds it), reads every file in it and starts a
-// new file numbered after the highest. The caller adopts the replay's jobs (AdoptJob) before
-// writing.
-func Open(opts Options) (*Log, *Replay, error) {
+// Open locks dir (ErrLocked if another server holds it), replays every file in it into sink
+// and starts a new file numbered after the highest. It returns the highest job id seen. The
+// caller then adopts the live jobs (AdoptJob) before writing.
+func Open(opts Options, sink Sink) (*Log, uint64, error) {
 	if opts.MaxFileSize <= 0 {
 		opts.MaxFileSize = DefaultMaxFileSize
 	}
@@ -93,39 +94,45 @@ func Open(opts Options) (*Log, *Replay, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
 	lock, err := lockDir(opts.Dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
 	l := &Log{opts: opts, dir: opts.Dir, lock: lock, log: opts.Logger, lastSync: time.Now()}
-	start := time.Now()
-	rp, err := ReadDir(opts.Dir, ReadOptions{MaxJobSize: opts.MaxJobSize, Log: opts.Logger})
+	fail := func(err error) (*Log, uint64, error) {
+		if l.dirf != nil {
+			_ = l.dirf.Close()
+		}
+		_ = lock.Close()
+		return nil, 0, err
+	}
+	ns, err := listFiles(opts.Dir)
 	if err != nil {
-		_ = lock.Close()
-		return nil, nil, err
+		return fail(err)
 	}
-	opts.Logger.Info("binlog: replayed", "dir", opts.Dir, "files", len(rp.Files), "jobs", len(rp.Jobs), "next_id", rp.MaxID+1, "elapsed", time.Since(start).Round(time.Millisecond))
-	next := uint64(1)
-	for _, fi := range rp.Files {
-		l.files = append(l.files, &File{N: fi.N, size: fi.Size, capacity: fi.Size})
-		next = fi.N + 1
+	for _, n := range ns {
+		l.files = append(l.files, &File{N: n})
 	}
+	start := time.Now()
+	_, maxID := ReplayFiles(opts.Dir, l.files, sink, ReadOptions{MaxJobSize: opts.MaxJobSize, Log: opts.Logger})
+	opts.Logger.Info("binlog: replayed", "dir", opts.Dir, "files", len(ns), "jobs", sink.Jobs(), "next_id", maxID+1, "elapsed", time.Since(start).Round(time.Millisecond))
 	if l.dirf, err = os.Open(opts.Dir); err != nil {
-		_ = lock.Close()
-		return nil, nil, err
+		return fail(err)
+	}
+	next := uint64(1)
+	if k := len(ns); k > 0 {
+		next = ns[k-1] + 1
 	}
 	cur, err := createZeroedFile(l.dir, next, opts.MaxFileSize)
 	if err != nil {
-		_ = lock.Close()
-		_ = l.dirf.Close()
-		return nil, nil, fmt.Errorf("creating %s: %w", FileName(next), err)
+		return fail(fmt.Errorf("creating %s: %w", FileName(next), err))
 	}
 	l.files = append(l.files, cur)
 	l.dirDirty.Store(true)
 	l.prepareSpare()
-	return l, rp, nil
+	return l, maxID, nil
 }
 
 // nextNum is the number the next new file takes.
@@ -209,27 +216,11 @@ func (l *Log) takeSpare(size int64) (*File, error) {
 // Dir is the directory the log writes.
 func (l *Log) Dir() string { return l.dir }
 
-// FileNum returns the known file numbered n, or nil.
-func (l *Log) FileNum(n uint64) *File {
-	for _, f := range l.files {
-		if f.N == n {
-			return f
-		}
-	}
-	return nil
-}
-
-// AdoptJob records that job id's latest full record, of size bytes, is in file n (a replayed
-// job), and returns that file.
-func (l *Log) AdoptJob(n uint64, id uint64, size int64) *File {
-	f := l.FileNum(n)
-	if f == nil {
-		return nil
-	}
+// AdoptJob records that job id's latest full record, of size bytes, is in f (a replayed job).
+func (l *Log) AdoptJob(f *File, id uint64, size int64) {
 	f.Live++
 	f.IDs = append(f.IDs, id)
 	l.live += size
-	return f
 }
 
 func (l *Log) current() *File { return l.files[len(l.files)-1] }
@@ -444,6 +435,7 @@ func (l *Log) markDirtyLocked(f *File) {
 // or went.
 func (l *Log) syncLocked() error {
 	target := l.written
+	time.Sleep(l.slowSync)
 	for len(l.dirty) > 0 {
 		f := l.dirty[0]
 		if f.fd != nil {

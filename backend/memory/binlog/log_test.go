@@ -21,7 +21,7 @@ func put(t *testing.T, l *Log, mu *sync.Mutex, id uint64) uint64 {
 
 func openLog(t *testing.T, opts Options) *Log {
 	opts.Dir = t.TempDir()
-	l, _, err := Open(opts)
+	l, _, err := Open(opts, &collector{byID: map[uint64]*Job{}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
 	return l
@@ -32,6 +32,7 @@ func openLog(t *testing.T, opts Options) *Log {
 func TestCommitsShareFsyncs(t *testing.T) {
 	t.Parallel()
 	l := openLog(t, Options{})
+	l.slowSync = time.Millisecond // a disk's fsync, whatever the test machine's
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	const writers, each = 16, 50
@@ -49,7 +50,7 @@ func TestCommitsShareFsyncs(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	require.Less(t, l.syncs.Load(), uint64(writers*each*3/4), "group commit")
+	require.Less(t, l.syncs.Load(), uint64(writers*each/4), "group commit")
 }
 
 // -f MS: the records are synced at most MS after being written even when nothing follows;

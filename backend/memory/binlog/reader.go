@@ -38,7 +38,7 @@ type Replay struct {
 	MaxID uint64 // the highest id in any record: the next job id is MaxID + 1
 }
 
-// ReadOptions tune ReadDir.
+// ReadOptions tune ReadDir and Replay.
 type ReadOptions struct {
 	// MaxJobSize refuses (skips) a full record whose body is longer; 0 accepts any size.
 	MaxJobSize int
@@ -47,58 +47,122 @@ type ReadOptions struct {
 	Log *slog.Logger
 }
 
-// ReadDir reads every binlog.N file in dir, in ascending N, with beanstalkd's replay rules: the
-// last record for an id wins, a short record for an unknown id is ignored, a zero id ends a
-// file, state Invalid deletes. A damaged record is reported with its file and offset; what
-// was read before it is kept.
+// Sink receives a replay's records, beanstalkd's rules already applied to them.
+type Sink interface {
+	// Put is a full record: job r.ID is created, or replaced whole if known. Its latest full
+	// record is in file.
+	Put(r *Record, file *File)
+	// Update is a short record: the known job takes r's Jobrec (its tube and body stay). It
+	// reports false when the job is unknown (its full record was in a file removed since), and
+	// the record is then ignored.
+	Update(r *Record) bool
+	// Delete forgets job id if known.
+	Delete(id uint64)
+	// Jobs is how many jobs are known, for the progress line.
+	Jobs() int
+}
+
+// ReadDir reads every binlog.N file in dir, in ascending N, with beanstalkd's replay rules (see
+// Replay) into the live jobs.
 func ReadDir(dir string, opts ReadOptions) (*Replay, error) {
 	ns, err := listFiles(dir)
 	if err != nil {
 		return nil, err
 	}
+	files := make([]*File, len(ns))
+	for i, n := range ns {
+		files[i] = &File{N: n}
+	}
+	c := &collector{byID: make(map[uint64]*Job)}
+	infos, maxID := ReplayFiles(dir, files, c, opts)
+	out := &Replay{Files: infos, MaxID: maxID}
+	for _, j := range c.order {
+		if !j.dead {
+			out.Jobs = append(out.Jobs, j)
+		}
+	}
+	return out, nil
+}
+
+// ReplayFiles reads files (of dir, ascending) into sink with beanstalkd's replay rules: the last
+// record for an id wins, a short record for an unknown id is ignored, a zero id ends a file,
+// state Invalid deletes. A damaged record is reported with its file and offset, and costs only
+// itself when the records around it can still be told apart, else the rest of its file; what
+// came before is kept. It returns what each file held and the highest id seen.
+func ReplayFiles(dir string, files []*File, sink Sink, opts ReadOptions) ([]FileInfo, uint64) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &replayer{opts: opts, log: log, byID: make(map[uint64]*Job), names: make(map[string]string)}
+	r := &replayer{opts: opts, log: log, sink: sink, names: make(map[string]string)}
 	start, lastProgress := time.Now(), time.Now()
-	for i, n := range ns {
-		if i > 0 && n != ns[i-1]+1 {
-			log.Warn("binlog: missing file(s) between", "after", FileName(ns[i-1]), "before", FileName(n))
+	infos := make([]FileInfo, 0, len(files))
+	for i, f := range files {
+		if i > 0 && f.N != files[i-1].N+1 {
+			log.Warn("binlog: missing file(s) between", "after", FileName(files[i-1].N), "before", FileName(f.N))
 		}
-		fi := r.readFile(dir, n)
-		r.out.Files = append(r.out.Files, fi)
+		fi := r.readFile(dir, f)
+		infos = append(infos, fi)
 		if fi.Problem != "" {
-			log.Warn("binlog: damaged file: kept what came before the damage", "file", FileName(n), "offset", fi.Used, "problem", fi.Problem)
+			log.Warn("binlog: damaged file: kept what came before the damage", "file", FileName(f.N), "offset", fi.Used, "problem", fi.Problem)
 		}
 		if time.Since(lastProgress) >= time.Second {
 			lastProgress = time.Now()
-			log.Info("binlog: replaying", "file", FileName(n), "files_read", i+1, "files", len(ns), "jobs", len(r.byID), "elapsed", time.Since(start).Round(time.Millisecond))
+			log.Info("binlog: replaying", "file", FileName(f.N), "files_read", i+1, "files", len(files), "jobs", sink.Jobs(), "elapsed", time.Since(start).Round(time.Millisecond))
 		}
 	}
-	live := r.order[:0]
-	for _, j := range r.order {
-		if !j.dead {
-			live = append(live, j)
-		}
-	}
-	r.out.Jobs = live
-	return &r.out, nil
+	return infos, r.maxID
 }
+
+// collector is the Sink of ReadDir: the jobs as records.
+type collector struct {
+	byID  map[uint64]*Job
+	order []*Job
+}
+
+func (c *collector) Put(r *Record, f *File) {
+	j := c.byID[r.ID]
+	if j == nil {
+		j = &Job{}
+		c.byID[r.ID] = j
+		c.order = append(c.order, j)
+	}
+	j.Record, j.File = *r, f.N
+}
+
+func (c *collector) Update(r *Record) bool {
+	j := c.byID[r.ID]
+	if j == nil {
+		return false
+	}
+	tube, body, size := j.Tube, j.Body, j.BodySize
+	j.Record = *r
+	j.Tube, j.Body, j.BodySize = tube, body, size
+	return true
+}
+
+func (c *collector) Delete(id uint64) {
+	if j := c.byID[id]; j != nil {
+		j.dead = true
+		delete(c.byID, id)
+	}
+}
+
+func (c *collector) Jobs() int { return len(c.byID) }
 
 type replayer struct {
 	opts  ReadOptions
 	log   *slog.Logger
-	out   Replay
-	byID  map[uint64]*Job
-	order []*Job
+	sink  Sink
+	maxID uint64
 	names map[string]string // interned tube names
 }
 
 // errStop ends a file's reading without a problem (a zero tail or a clean end).
 var errStop = errors.New("stop")
 
-func (r *replayer) readFile(dir string, n uint64) (fi FileInfo) {
+func (r *replayer) readFile(dir string, file *File) (fi FileInfo) {
+	n := file.N
 	fi.N = n
 	f, err := os.Open(filePath(dir, n))
 	if err != nil {
@@ -109,6 +173,7 @@ func (r *replayer) readFile(dir string, n uint64) (fi FileInfo) {
 	if st, err := f.Stat(); err == nil {
 		fi.Size = st.Size()
 	}
+	file.size, file.capacity = fi.Size, fi.Size
 	br := bufio.NewReaderSize(f, 1<<20)
 	var hdr [headerSize]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
@@ -130,8 +195,9 @@ func (r *replayer) readFile(dir string, n uint64) (fi FileInfo) {
 		return fi
 	}
 	rd := recordReader{br: br, v5: fi.Version == Version5, names: r.names}
+	var rec Record
 	for {
-		var rec Record
+		rec = Record{}
 		size, err := rd.next(&rec)
 		if err == errStop {
 			fi.ZeroTail = rec.ID == 0 && size > 0
@@ -141,7 +207,7 @@ func (r *replayer) readFile(dir string, n uint64) (fi FileInfo) {
 			fi.Problem = err.Error()
 			return fi
 		}
-		if msg := r.apply(&rec, n); msg != "" {
+		if msg := r.apply(&rec, file); msg != "" {
 			r.log.Warn("binlog: record skipped", "file", FileName(n), "offset", fi.Used, "job", rec.ID, "problem", msg)
 		}
 		fi.Used += size
@@ -150,45 +216,29 @@ func (r *replayer) readFile(dir string, n uint64) (fi FileInfo) {
 		} else {
 			fi.Short++
 		}
-		r.out.MaxID = max(r.out.MaxID, rec.ID)
+		r.maxID = max(r.maxID, rec.ID)
 	}
 }
 
-// apply merges one record into the replay; a non-empty result says why it was skipped.
-func (r *replayer) apply(rec *Record, n uint64) string {
-	j := r.byID[rec.ID]
+// apply hands one record to the sink; a non-empty result says why it was skipped.
+func (r *replayer) apply(rec *Record, f *File) string {
 	full := rec.Tube != ""
-	if j == nil && !full {
-		return "" // the job's full record was in a file already removed: it is gone
-	}
 	switch rec.State {
 	case Invalid:
-		if j != nil {
-			j.dead = true
-			delete(r.byID, rec.ID)
-		}
+		r.sink.Delete(rec.ID)
 		return ""
 	case Ready, Reserved, Buried, Delayed:
 	default:
 		return fmt.Sprintf("unknown state %d", rec.State)
 	}
-	if full && r.opts.MaxJobSize > 0 && len(rec.Body) > r.opts.MaxJobSize {
-		return fmt.Sprintf("body of %d bytes is over the job size limit (-z %d)", len(rec.Body), r.opts.MaxJobSize)
-	}
-	if j == nil {
-		j = &Job{}
-		r.byID[rec.ID] = j
-		r.order = append(r.order, j)
-	}
-	if full {
-		j.Record = *rec
-		j.File = n
+	if !full {
+		r.sink.Update(rec) // unknown: the job's full record was in a file already removed
 		return ""
 	}
-	// A short record carries the whole Jobrec; the tube and body stay the full record's.
-	tube, body, size := j.Tube, j.Body, j.BodySize
-	j.Record = *rec
-	j.Tube, j.Body, j.BodySize = tube, body, size
+	if r.opts.MaxJobSize > 0 && len(rec.Body) > r.opts.MaxJobSize {
+		return fmt.Sprintf("body of %d bytes is over the job size limit (-z %d)", len(rec.Body), r.opts.MaxJobSize)
+	}
+	r.sink.Put(rec, f)
 	return ""
 }
 
