@@ -98,6 +98,14 @@ func TestBinlogRestartKeepsEveryJobAfterRandomOperations(t *testing.T) {
 					_ = b.Touch(ctx, sid, pick())
 				}
 			}
+			// Churn that leaves nothing behind, so that compaction moves the survivors, whatever
+			// their state, and their moved record is their last one.
+			for range 1000 {
+				id, err := b.Put(ctx, backend.PutParams{Tube: "churn", TTR: time.Minute, Body: make([]byte, 100)})
+				require.NoError(t, err)
+				require.NoError(t, b.Delete(ctx, sid, id))
+				maxID = id
+			}
 			want := snapshot(t, b, maxID)
 			st, err := b.Stats(ctx)
 			require.NoError(t, err)
