@@ -72,3 +72,19 @@ func TestSyncIntervalAlsoWhenIdle(t *testing.T) {
 	time.Sleep(30 * time.Millisecond)
 	require.Zero(t, never.syncs.Load())
 }
+
+// A write that fails is never silent: the commit returns it, it is counted, and its records
+// stay queued for the next commit instead of being dropped.
+func TestFailedWriteIsReported(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	l := openLog(t, Options{NoSync: true})
+	seq := put(t, l, &mu, 1)
+	require.NoError(t, l.current().fd.Close()) // every write to it now fails
+	err := l.Commit(seq)
+	require.ErrorContains(t, err, "binlog: write of binlog.1")
+	require.Equal(t, uint64(1), l.Stats().WriteErrors)
+	l.pmu.Lock()
+	require.Len(t, l.pending, 1, "kept for a retry")
+	l.pmu.Unlock()
+}
