@@ -67,6 +67,8 @@ var _ backend.Backend = (*Backend)(nil)
 // replayGCPercent is GOGC while a binlog is replayed.
 const replayGCPercent = 400
 
+var replayGC sync.Mutex
+
 // Open returns a Backend; with opts.Binlog set it locks the directory (binlog.ErrLocked if
 // another server holds it), replays it and writes every later change to it.
 func Open(opts Options) (*Backend, error) {
@@ -77,6 +79,8 @@ func Open(opts Options) (*Backend, error) {
 	// A replay allocates every job at once and keeps it: collections on the way free almost
 	// nothing and cost a third of the time. The garbage it leaves (the replay's own records)
 	// goes back to the OS at the end.
+	replayGC.Lock() // GOGC is the process's: one replay at a time sets and restores it
+	defer replayGC.Unlock()
 	defer debug.SetGCPercent(debug.SetGCPercent(replayGCPercent))
 	defer debug.FreeOSMemory()
 	b.mu.Lock()
