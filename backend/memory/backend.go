@@ -77,12 +77,16 @@ func Open(opts Options) (*Backend, error) {
 		return b, nil
 	}
 	// A replay allocates every job at once and keeps it: collections on the way free almost
-	// nothing and cost a third of the time. The garbage it leaves (the replay's own records)
-	// goes back to the OS at the end.
+	// nothing and cost a third of the time. What it leaves over (read buffers, jobs replaced
+	// or deleted by later records) goes back to the OS at the end.
 	replayGC.Lock() // GOGC is the process's: one replay at a time sets and restores it
 	defer replayGC.Unlock()
 	defer debug.SetGCPercent(debug.SetGCPercent(replayGCPercent))
-	defer debug.FreeOSMemory()
+	defer func() {
+		if b != nil && len(b.jobs) > 0 {
+			debug.FreeOSMemory()
+		}
+	}()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	sink := newReplaySink(b)
