@@ -11,4 +11,7 @@ var (
 	ErrTimedOut = errors.New("backend: timed out")
 	// ErrDeadlineSoon: the reserving session holds a job whose TTR is about to expire.
 	ErrDeadlineSoon = errors.New("backend: deadline soon")
+	// ErrOutOfMemory: the store cannot take the change (a binlog that cannot reserve disk space);
+	// beanstalkd's OUT_OF_MEMORY.
+	ErrOutOfMemory = errors.New("backend: out of memory")
 )

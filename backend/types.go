@@ -61,6 +61,7 @@ type JobStats struct {
 	Releases uint32
 	Buries   uint32
 	Kicks    uint32
+	File     uint64 // the binlog file holding the job's latest full record; 0 without a binlog
 }
 
 // TubeStats is what stats-tube reports about one tube, less the connection figure
@@ -91,6 +92,17 @@ type Stats struct {
 	TotalJobs    uint64 // jobs put since the store began
 	JobTimeouts  uint64 // TTR expiries since the store began
 	Tubes        uint64 // tubes that exist now
+	Binlog       BinlogStats
+}
+
+// BinlogStats are the binlog figures of the stats command; zero for a store without one.
+type BinlogStats struct {
+	OldestIndex     uint64
+	CurrentIndex    uint64
+	RecordsMigrated uint64
+	RecordsWritten  uint64
+	MaxSize         int64 // 0: beanstalkd's default is printed
+	WriteErrors     uint64
 }
 
 // SessionID names one client connection, uniquely across every gateway process sharing a store.

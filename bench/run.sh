@@ -16,6 +16,8 @@
 #                         beanstalkd with a binlog (-b DIR -f0) as its durable reference
 #   BENCH_GATEWAYS=2      gateways per shared-store target (Redis, Postgres): with 2, producers
 #                         use one and consumers the other; 1 measures a single gateway
+#   BENCH_BINLOG="-f0"    run beanstalkd and beangate (memory) each with a binlog in a directory
+#                         of its own (-b DIR) and these binlog flags ("-f0", "-f 50", "-F", …)
 # If cmd/beangate does not build, a second beanstalkd stands in for it (a harness sanity check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -101,9 +103,21 @@ start_pair() {
   server_pids="${server_pids:+$server_pids,}$name=$first_pid"
 }
 
-start beanstalkd "$beanstalkd"
+# binlog_args NAME: -b with a fresh directory and $BENCH_BINLOG's flags, when it is set.
+binlog_args=()
+set_binlog_args() {
+  binlog_args=()
+  if [ -n "${BENCH_BINLOG+x}" ]; then
+    rm -rf "$out/binlog-$1" && mkdir -p "$out/binlog-$1"
+    # shellcheck disable=SC2206 # the flags are meant to split
+    binlog_args=(-b "$out/binlog-$1" ${BENCH_BINLOG})
+  fi
+}
+set_binlog_args beanstalkd
+start beanstalkd "$beanstalkd" "${binlog_args[@]}"
 if [ "$have_beangate" = 1 ]; then
-  start beangate "$out/beangate" --backend memory://
+  set_binlog_args beangate
+  start beangate "$out/beangate" --backend memory:// "${binlog_args[@]}"
 else
   echo "run.sh: cmd/beangate does not build: comparing beanstalkd with itself" >&2
   start beanstalkd-b "$beanstalkd"

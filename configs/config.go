@@ -23,8 +23,8 @@ type Config struct {
 	// BackendTimeout bounds each backend call that does not block by design.
 	BackendTimeout time.Duration `mapstructure:"backend_timeout"`
 	Log            Log           `mapstructure:"log"`
-	// Binlog mirrors beanstalkd's -b/-f/-F/-s so those flags parse; any use is rejected until
-	// the memory backend gains a write-ahead log.
+	// Binlog is beanstalkd's -b/-f/-F/-s: the memory backend's persistence, in beanstalkd's
+	// own file format. Refused with the Redis and PostgreSQL backends.
 	Binlog Binlog `mapstructure:"binlog"`
 	// Fleet: ops listener, TLS, auth, limits (fleet.go); its keys are top-level.
 	Fleet `mapstructure:",squash"`
@@ -36,12 +36,12 @@ type Log struct {
 	Level  string `mapstructure:"level"`  // "debug", "info", "warn" or "error"
 }
 
-// Binlog holds beanstalkd's write-ahead log settings; not supported yet.
+// Binlog holds beanstalkd's write-ahead log settings.
 type Binlog struct {
-	Dir     string `mapstructure:"dir"`      // -b
-	FsyncMS int    `mapstructure:"fsync_ms"` // -f
-	NoFsync bool   `mapstructure:"no_fsync"` // -F
-	MaxSize int64  `mapstructure:"max_size"` // -s
+	Dir     string `mapstructure:"dir"`      // -b: empty keeps nothing on disk
+	FsyncMS int    `mapstructure:"fsync_ms"` // -f: fsync at most MS ms after a write; 0 before every reply
+	NoFsync bool   `mapstructure:"no_fsync"` // -F: never fsync
+	MaxSize int64  `mapstructure:"max_size"` // -s: bytes per binlog file
 }
 
 const (
@@ -51,6 +51,10 @@ const (
 	DefaultMaxJobSize = 65535
 	// MaxJobSizeLimit is the largest -z beanstalkd accepts (1 GiB); larger values are clamped.
 	MaxJobSizeLimit = 1 << 30
+	// DefaultFsyncMS is beanstalkd's default -f (since 1.12).
+	DefaultFsyncMS = 50
+	// DefaultBinlogMaxSize is beanstalkd's default -s.
+	DefaultBinlogMaxSize = 10485760
 )
 
 // Defaults returns the configuration used when nothing else is given.
@@ -64,5 +68,6 @@ func Defaults() Config {
 		BackendTimeout:  10 * time.Second,
 		Log:             Log{Format: "text", Level: "info"},
 		Fleet:           defaultFleet(),
+		Binlog:          Binlog{FsyncMS: DefaultFsyncMS, MaxSize: DefaultBinlogMaxSize},
 	}
 }

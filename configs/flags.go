@@ -38,10 +38,9 @@ func AddFlags(fs *pflag.FlagSet) {
 	fs.Duration("backend-timeout", d.BackendTimeout, "limit (a `DURATION`) for each non-blocking backend call")
 	fs.String("log-format", d.Log.Format, "log `FORMAT`: text or json")
 	fs.String("log-level", d.Log.Level, "log `LEVEL`: debug, info, warn or error")
-	// Zero defaults: any use of these is rejected, and a zero default keeps "unused" obvious.
-	fs.StringP("binlog-dir", "b", "", "binlog `DIR` (not supported yet)")
-	fs.IntP("binlog-fsync-ms", "f", 0, "fsync the binlog at most every `MS` ms (not supported yet)")
-	fs.BoolP("binlog-no-fsync", "F", false, "never fsync the binlog (not supported yet)")
-	fs.Int64P("binlog-max-size", "s", 0, "binlog file size in `BYTES` (not supported yet)")
+	fs.StringP("binlog-dir", "b", "", "keep jobs in beanstalkd's binlog in `DIR` (memory backend)")
+	fs.IntP("binlog-fsync-ms", "f", d.Binlog.FsyncMS, "fsync the binlog at most `MS` ms after a write; 0: before every reply")
+	fs.BoolP("binlog-no-fsync", "F", false, "never fsync the binlog")
+	fs.Int64P("binlog-max-size", "s", d.Binlog.MaxSize, "binlog file size in `BYTES`")
 	addFleetFlags(fs)
 }

@@ -38,20 +38,21 @@ func Load(fs *pflag.FlagSet) (Config, []string, error) {
 			return Config{}, nil, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
-	if err := rejectBinlog(v, fs); err != nil {
-		return Config{}, nil, err
-	}
 	var cfg Config
 	// Exact: a misspelt key in the file is an error, not a silently ignored setting.
 	if err := v.UnmarshalExact(&cfg); err != nil {
 		return Config{}, nil, fmt.Errorf("configuration: %w", err)
 	}
+	if err := rejectBinlog(v, fs, cfg.Backend); err != nil {
+		return Config{}, nil, err
+	}
 	warnings, err := cfg.Validate()
 	return cfg, warnings, err
 }
 
-// setDefaults registers Defaults() key by key. The binlog keys get none on purpose: IsSet must
-// tell whether anyone asked for a binlog.
+// setDefaults registers Defaults() key by key. The binlog keys get theirs from their flags'
+// defaults instead, which viper's IsSet does not count: it must tell whether anyone asked for a
+// binlog setting.
 func setDefaults(v *viper.Viper) {
 	d := Defaults()
 	for key, value := range map[string]any{
@@ -81,9 +82,13 @@ func configPath(fs *pflag.FlagSet) string {
 	return os.Getenv(EnvPrefix + "_CONFIG")
 }
 
-// rejectBinlog fails if any binlog setting was given anywhere, naming where, so that a
-// beanstalkd unit file with -b does not start a server that silently keeps nothing on disk.
-func rejectBinlog(v *viper.Viper, fs *pflag.FlagSet) error {
+// rejectBinlog fails if a binlog setting was given anywhere while the backend is not the memory
+// one, naming where: Redis and PostgreSQL keep jobs durable in their store, and a unit file with
+// -b must not start a server that silently ignores it.
+func rejectBinlog(v *viper.Viper, fs *pflag.FlagSet, backendURL string) error {
+	if isMemory(backendURL) {
+		return nil
+	}
 	for _, name := range []string{"binlog-dir", "binlog-fsync-ms", "binlog-no-fsync", "binlog-max-size"} {
 		key := flagKeys[name]
 		if !v.IsSet(key) {

@@ -98,6 +98,19 @@ log:
 			want: func(c *Config) { c.Listen, c.Port, c.Verbose, c.MaxJobSize = "0.0.0.0", 11301, 2, 70000 },
 		},
 		{
+			name: "BinlogFlagsAsBeanstalkd",
+			args: []string{"-b", "/var/lib/beanstalkd", "-f0", "-F", "-s", "4096"},
+			want: func(c *Config) {
+				c.Binlog = Binlog{Dir: "/var/lib/beanstalkd", FsyncMS: 0, NoFsync: true, MaxSize: 4096}
+			},
+		},
+		{
+			name: "BinlogFromEnvAndFile",
+			env:  map[string]string{"BEANGATE_BINLOG_DIR": "/env/dir", "BEANGATE_BINLOG_FSYNC_MS": "7"},
+			args: []string{"--config", writeFile(t, "binlog:\n  dir: /file/dir\n  max_size: 8192\n")},
+			want: func(c *Config) { c.Binlog = Binlog{Dir: "/env/dir", FsyncMS: 7, MaxSize: 8192} },
+		},
+		{
 			name: "DurationsFromEnvAndFlag",
 			env:  map[string]string{"BEANGATE_SHUTDOWN_TIMEOUT": "3s"},
 			args: []string{"--backend-timeout", "250ms"},
@@ -127,12 +140,14 @@ func TestLoadRejects(t *testing.T) {
 		file    string
 		wantErr string
 	}{
-		{name: "BinlogFlag", args: []string{"-b", "/var/lib/beanstalkd"}, wantErr: "-b/--binlog-dir: binlog is not supported yet"},
-		{name: "FsyncZeroFlag", args: []string{"-f0"}, wantErr: "-f/--binlog-fsync-ms: binlog is not supported yet"},
-		{name: "NoFsyncFlag", args: []string{"-F"}, wantErr: "-F/--binlog-no-fsync"},
-		{name: "BinlogSizeFlag", args: []string{"-s", "1000"}, wantErr: "-s/--binlog-max-size"},
-		{name: "BinlogEnv", env: map[string]string{"BEANGATE_BINLOG_DIR": "/tmp"}, wantErr: "binlog.dir (config file or BEANGATE_BINLOG_DIR)"},
-		{name: "BinlogFile", file: "binlog:\n  no_fsync: true\n", wantErr: "binlog.no_fsync (config file or BEANGATE_BINLOG_NO_FSYNC)"},
+		{name: "BinlogFlagWithRedis", args: []string{"--backend", "redis://h:6379/0", "-b", "/var/lib/beanstalkd"}, wantErr: "-b/--binlog-dir: the binlog belongs to the memory backend"},
+		{name: "FsyncZeroFlagWithPostgres", args: []string{"--backend", "postgres://h/db", "-f0"}, wantErr: "-f/--binlog-fsync-ms: the binlog belongs to the memory backend"},
+		{name: "NoFsyncFlagWithRedis", args: []string{"--backend", "redis://h:6379/0", "-F"}, wantErr: "-F/--binlog-no-fsync"},
+		{name: "BinlogSizeFlagWithRedis", args: []string{"--backend", "redis://h:6379/0", "-s", "1000"}, wantErr: "-s/--binlog-max-size"},
+		{name: "BinlogEnvWithRedis", env: map[string]string{"BEANGATE_BINLOG_DIR": "/tmp", "BEANGATE_BACKEND": "redis://h:6379/0"}, wantErr: "binlog.dir (config file or BEANGATE_BINLOG_DIR)"},
+		{name: "BinlogFileWithPostgres", file: "backend: postgres://h/db\nbinlog:\n  no_fsync: true\n", wantErr: "binlog.no_fsync (config file or BEANGATE_BINLOG_NO_FSYNC)"},
+		{name: "NegativeFsync", args: []string{"-f", "-1"}, wantErr: "binlog.fsync_ms -1: must not be negative"},
+		{name: "ZeroBinlogSize", args: []string{"-s", "0"}, wantErr: "binlog.max_size 0: must be at least 1"},
 		{name: "UnknownFileKey", file: "prot: 11300\n", wantErr: "prot"},
 		{name: "MissingFile", args: []string{"--config", "/nonexistent/beangate.yaml"}, wantErr: "config file /nonexistent/beangate.yaml"},
 		{name: "InvalidEnvValue", env: map[string]string{"BEANGATE_PORT": "70000"}, wantErr: "port 70000: must be 0..65535"},

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// ErrBinlogUnsupported rejects beanstalkd's binlog flags and settings.
-var ErrBinlogUnsupported = errors.New("binlog is not supported yet (persistence comes with the memory backend's binlog)")
+// ErrBinlogUnsupported rejects beanstalkd's binlog flags and settings with a shared store.
+var ErrBinlogUnsupported = errors.New("the binlog belongs to the memory backend (Redis and PostgreSQL keep jobs durable in their store)")
 
 // BackendSchemes are the URL schemes a backend URL may use.
 var BackendSchemes = []string{"memory", "redis", "rediss", "postgres", "postgresql"}
@@ -55,10 +55,22 @@ func (c *Config) Validate() (warnings []string, err error) {
 		bad("log.level %q: must be debug, info, warn or error", c.Log.Level)
 	}
 	c.Fleet.validate(bad)
-	if c.Binlog != (Binlog{}) {
+	if c.Binlog.Dir != "" && !isMemory(c.Backend) {
 		errs = append(errs, fmt.Errorf("binlog: %w", ErrBinlogUnsupported))
 	}
+	if c.Binlog.FsyncMS < 0 {
+		bad("binlog.fsync_ms %d: must not be negative", c.Binlog.FsyncMS)
+	}
+	if c.Binlog.MaxSize < 1 {
+		bad("binlog.max_size %d: must be at least 1", c.Binlog.MaxSize)
+	}
 	return warnings, errors.Join(errs...)
+}
+
+// isMemory reports whether raw names the in-memory store.
+func isMemory(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && strings.EqualFold(u.Scheme, "memory")
 }
 
 // validateBackendURL checks the scheme. Its errors never quote the URL itself, which may hold a

@@ -45,7 +45,8 @@ func TestValidateRejects(t *testing.T) {
 		{"NegativeBackendTimeout", func(c *Config) { c.BackendTimeout = -time.Second }, "backend_timeout -1s: must be positive"},
 		{"LogFormat", func(c *Config) { c.Log.Format = "xml" }, `log.format "xml"`},
 		{"LogLevel", func(c *Config) { c.Log.Level = "trace" }, `log.level "trace"`},
-		{"Binlog", func(c *Config) { c.Binlog.Dir = "/var/lib/beanstalkd" }, "binlog: binlog is not supported yet"},
+		{"BinlogWithRedis", func(c *Config) { c.Binlog.Dir, c.Backend = "/var/lib/beanstalkd", "redis://h:6379/0" }, "binlog: the binlog belongs to the memory backend"},
+		{"NegativeFsync", func(c *Config) { c.Binlog.FsyncMS = -1 }, "binlog.fsync_ms -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,8 @@ func replyForError(err error) (msg []byte, internal bool) {
 		return msgTimedOut, false
 	case errors.Is(err, backend.ErrDeadlineSoon):
 		return msgDeadlineSoon, false
+	case errors.Is(err, backend.ErrOutOfMemory):
+		return msgOutOfMemory, true // logged: an operator must free disk space
 	}
 	return msgInternalError, true
 }

@@ -10,6 +10,7 @@ var (
 	msgJobTooBig      = []byte("JOB_TOO_BIG\r\n")
 	msgDraining       = []byte("DRAINING\r\n")
 	msgInternalError  = []byte("INTERNAL_ERROR\r\n")
+	msgOutOfMemory    = []byte("OUT_OF_MEMORY\r\n")
 	msgNotFound       = []byte("NOT_FOUND\r\n")
 	msgTimedOut       = []byte("TIMED_OUT\r\n")
 	msgDeadlineSoon   = []byte("DEADLINE_SOON\r\n")

@@ -43,7 +43,11 @@ func (s *Server) statsYAML(q *backend.Stats) []byte {
 		y = y.uint(cmdStatNames[c], st.cmds[c].Load())
 	}
 	utime, stime := rusage()
-	return y.
+	maxSize := uint64(binlogMaxSize)
+	if q.Binlog.MaxSize > 0 {
+		maxSize = uint64(q.Binlog.MaxSize)
+	}
+	y = y.
 		uint("job-timeouts", q.JobTimeouts).
 		uint("total-jobs", q.TotalJobs).
 		uint("max-job-size", uint64(s.cfg.MaxJobSize)).
@@ -58,11 +62,16 @@ func (s *Server) statsYAML(q *backend.Stats) []byte {
 		plain("rusage-utime", formatRusage(utime)).
 		plain("rusage-stime", formatRusage(stime)).
 		seconds("uptime", time.Since(s.started)).
-		uint("binlog-oldest-index", 0).
-		uint("binlog-current-index", 0).
-		uint("binlog-records-migrated", 0).
-		uint("binlog-records-written", 0).
-		uint("binlog-max-size", binlogMaxSize).
+		uint("binlog-oldest-index", q.Binlog.OldestIndex).
+		uint("binlog-current-index", q.Binlog.CurrentIndex).
+		uint("binlog-records-migrated", q.Binlog.RecordsMigrated).
+		uint("binlog-records-written", q.Binlog.RecordsWritten).
+		uint("binlog-max-size", maxSize)
+	if q.Binlog.CurrentIndex > 0 {
+		// Not beanstalkd's: failed binlog writes, fsyncs and reservations (each also logged).
+		y = y.uint("binlog-write-errors", q.Binlog.WriteErrors)
+	}
+	return y.
 		bool("draining", s.Draining()).
 		plain("id", s.sessions.Process()).
 		quoted("hostname", s.host.hostname).

@@ -71,7 +71,7 @@ func jobStatsYAML(js *backend.JobStats) []byte {
 		seconds("delay", js.Delay).
 		seconds("ttr", js.TTR).
 		seconds("time-left", js.TimeLeft).
-		uint("file", 0).
+		uint("file", js.File).
 		uint("reserves", uint64(js.Reserves)).
 		uint("timeouts", uint64(js.Timeouts)).
 		uint("releases", uint64(js.Releases)).

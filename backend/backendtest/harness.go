@@ -57,6 +57,7 @@ func (h *harness) jobStats(id uint64) *backend.JobStats {
 	h.Helper()
 	st, err := h.b.JobStats(h.ctx(), id)
 	require.NoError(h, err)
+	st.File = 0 // where a binlog keeps the job is the store's own business
 	return st
 }
 
@@ -71,6 +72,7 @@ func (h *harness) stats() *backend.Stats {
 	h.Helper()
 	st, err := h.b.Stats(h.ctx())
 	require.NoError(h, err)
+	st.Binlog = backend.BinlogStats{} // a binlog's figures are the store's own business
 	return st
 }
 

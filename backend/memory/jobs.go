@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/memory/binlog"
 )
 
 // job is one stored job. It sits in exactly one structure per its state: its tube's ready heap,
@@ -20,10 +21,11 @@ type job struct {
 	ttr      time.Duration
 	delay    time.Duration // as last given by put or release
 	created  time.Time
-	due      time.Time // delayed: when it becomes ready
-	readyAt  time.Time // ready: since when
-	deadline time.Time // reserved: when its TTR runs out
-	owner    *session  // reserved: who holds it
+	due      time.Time    // delayed: when it becomes ready
+	readyAt  time.Time    // ready: since when
+	deadline time.Time    // reserved: when its TTR runs out
+	owner    *session     // reserved: who holds it
+	wal      *binlog.File // the binlog file holding its latest full record; nil without a binlog
 	// reserved: the reservation's place in the order of all reservations; a closing session
 	// returns its jobs in this order, as beanstalkd does.
 	reservedSeq uint64
@@ -142,12 +144,15 @@ func (b *Backend) reservedBy(s backend.SessionID, id uint64) (*job, error) {
 }
 
 // Put stores a new job in p.Tube.
-func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
+func (b *Backend) Put(ctx context.Context, p backend.PutParams) (id uint64, err error) {
 	now, err := b.begin(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer b.end()
+	defer b.endWrite(&err)
+	if err := b.walReserveLocked(binlog.FullSize(len(p.Tube), len(p.Body)) + walUpdateSize); err != nil {
+		return 0, err
+	}
 	t := b.tubeLocked(p.Tube)
 	b.nextID++
 	j := &job{
@@ -168,7 +173,10 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 	b.totalJobs++
 	if p.Delay > 0 {
 		b.delayLocked(j, now, p.Delay)
+		b.walPutLocked(j)
 	} else {
+		j.state = backend.Ready // as recorded: a waiting reserve may take it at once
+		b.walPutLocked(j)
 		b.readyLocked(j, now)
 	}
 	return j.id, nil
@@ -195,15 +203,16 @@ func (b *Backend) ReserveJob(ctx context.Context, sid backend.SessionID, id uint
 }
 
 // Delete removes job id unless another session holds it.
-func (b *Backend) Delete(ctx context.Context, sid backend.SessionID, id uint64) error {
+func (b *Backend) Delete(ctx context.Context, sid backend.SessionID, id uint64) (err error) {
 	if _, err := b.begin(ctx); err != nil {
 		return err
 	}
-	defer b.end()
+	defer b.endWrite(&err)
 	j := b.jobs[id]
 	if j == nil || (j.state == backend.Reserved && j.owner.id != sid) {
 		return backend.ErrNotFound
 	}
+	b.walDeleteLocked(j)
 	b.detachLocked(j)
 	j.tube.cmdDelete++
 	b.removeLocked(j)
@@ -211,14 +220,17 @@ func (b *Backend) Delete(ctx context.Context, sid backend.SessionID, id uint64) 
 }
 
 // Release returns a job reserved by p.Session to ready or delayed.
-func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
+func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) (err error) {
 	now, err := b.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer b.end()
+	defer b.endWrite(&err)
 	j, err := b.reservedBy(p.Session, p.ID)
 	if err != nil {
+		return err
+	}
+	if err := b.walReserveLocked(walUpdateSize); err != nil {
 		return err
 	}
 	b.detachLocked(j)
@@ -227,26 +239,34 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 	j.releases++
 	if p.Delay > 0 {
 		b.delayLocked(j, now, p.Delay)
+		b.walUpdateLocked(j)
 	} else {
+		// beanstalkd writes nothing here and forgets the new priority on restart.
+		j.state = backend.Ready
+		b.walUpdateLocked(j)
 		b.readyLocked(j, now)
 	}
 	return nil
 }
 
 // Bury moves a job reserved by s to the end of its tube's buried list.
-func (b *Backend) Bury(ctx context.Context, sid backend.SessionID, id uint64, priority uint32) error {
+func (b *Backend) Bury(ctx context.Context, sid backend.SessionID, id uint64, priority uint32) (err error) {
 	if _, err := b.begin(ctx); err != nil {
 		return err
 	}
-	defer b.end()
+	defer b.endWrite(&err)
 	j, err := b.reservedBy(sid, id)
 	if err != nil {
+		return err
+	}
+	if err := b.walReserveLocked(walUpdateSize); err != nil {
 		return err
 	}
 	b.detachLocked(j)
 	j.priority = priority
 	j.buries++
 	b.buryLocked(j)
+	b.walUpdateLocked(j)
 	return nil
 }
 
@@ -269,49 +289,66 @@ func (b *Backend) Touch(ctx context.Context, sid backend.SessionID, id uint64) e
 }
 
 // Kick moves up to bound buried jobs of tube to ready, or, with none buried, delayed ones.
-func (b *Backend) Kick(ctx context.Context, name string, bound uint64) (uint64, error) {
+func (b *Backend) Kick(ctx context.Context, name string, bound uint64) (n uint64, err error) {
 	now, err := b.begin(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer b.end()
+	defer b.endWrite(&err)
 	t := b.tubes[name]
 	if t == nil {
 		return 0, nil
 	}
-	var n uint64
+	// As beanstalkd: each kick reserves room for its record, and a kick that cannot stops there.
 	if t.buried.Len() > 0 {
 		for ; n < bound && t.buried.Len() > 0; n++ {
-			b.kickLocked(t.buried.Front().Value.(*job), now)
+			if err := b.kickLocked(t.buried.Front().Value.(*job), now); err != nil {
+				return n, kickErr(n, err)
+			}
 		}
 		return n, nil
 	}
 	for ; n < bound && t.delayed.Len() > 0; n++ {
 		j, _ := t.delayed.Top()
-		b.kickLocked(j, now)
+		if err := b.kickLocked(j, now); err != nil {
+			return n, kickErr(n, err)
+		}
 	}
 	return n, nil
 }
 
+// kickErr: a kick that moved some jobs before running out of room reports those.
+func kickErr(n uint64, err error) error {
+	if n > 0 {
+		return nil
+	}
+	return err
+}
+
 // KickJob moves one buried or delayed job to ready.
-func (b *Backend) KickJob(ctx context.Context, id uint64) error {
+func (b *Backend) KickJob(ctx context.Context, id uint64) (err error) {
 	now, err := b.begin(ctx)
 	if err != nil {
 		return err
 	}
-	defer b.end()
+	defer b.endWrite(&err)
 	j := b.jobs[id]
 	if j == nil || (j.state != backend.Buried && j.state != backend.Delayed) {
 		return backend.ErrNotFound
 	}
-	b.kickLocked(j, now)
-	return nil
+	return b.kickLocked(j, now)
 }
 
-func (b *Backend) kickLocked(j *job, at time.Time) {
+func (b *Backend) kickLocked(j *job, at time.Time) error {
+	if err := b.walReserveLocked(walUpdateSize); err != nil {
+		return err
+	}
 	b.detachLocked(j)
 	j.kicks++
+	j.state = backend.Ready
+	b.walUpdateLocked(j)
 	b.readyLocked(j, at)
+	return nil
 }
 
 // Peek returns job id in whatever state.

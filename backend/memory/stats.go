@@ -30,6 +30,7 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 		Releases: j.releases,
 		Buries:   j.buries,
 		Kicks:    j.kicks,
+		File:     j.wal.Num(),
 	}
 	switch j.state {
 	case backend.Reserved:
@@ -81,6 +82,17 @@ func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
 		TotalJobs:   b.totalJobs,
 		JobTimeouts: b.jobTimeouts,
 		Tubes:       uint64(len(b.tubes)),
+	}
+	if b.wal != nil {
+		ws := b.wal.Stats()
+		st.Binlog = backend.BinlogStats{
+			OldestIndex:     ws.OldestIndex,
+			CurrentIndex:    ws.CurrentIndex,
+			RecordsMigrated: ws.Migrated,
+			RecordsWritten:  ws.RecordsWritten,
+			MaxSize:         ws.MaxSize,
+			WriteErrors:     ws.WriteErrors,
+		}
 	}
 	for _, t := range b.order {
 		st.UrgentJobs += t.urgent

@@ -65,17 +65,18 @@ func TestBadCommandLineIsUsageExitFive(t *testing.T) {
 
 func TestUnsupportedFlagsFailClearly(t *testing.T) {
 	t.Parallel()
-	const binlog = "binlog is not supported yet (persistence comes with the memory backend's binlog)"
+	const binlog = "the binlog belongs to the memory backend (Redis and PostgreSQL keep jobs durable in their store)"
+	redis := []string{"--backend", "redis://127.0.0.1:6379/0"}
 	tests := []struct {
 		name    string
 		args    []string
 		wantErr string
 	}{
-		{"BinlogDir", []string{"-b", "/var/lib/beanstalkd"}, "-b/--binlog-dir: " + binlog},
-		{"FsyncEvery", []string{"-f0"}, "-f/--binlog-fsync-ms: " + binlog},
-		{"FsyncMS", []string{"-f", "50"}, "-f/--binlog-fsync-ms: " + binlog},
-		{"NeverFsync", []string{"-F"}, "-F/--binlog-no-fsync: " + binlog},
-		{"BinlogSize", []string{"-s", "1000"}, "-s/--binlog-max-size: " + binlog},
+		{"BinlogDir", append(redis, "-b", "/var/lib/beanstalkd"), "-b/--binlog-dir: " + binlog},
+		{"FsyncEvery", append(redis, "-f0"), "-f/--binlog-fsync-ms: " + binlog},
+		{"FsyncMS", append(redis, "-f", "50"), "-f/--binlog-fsync-ms: " + binlog},
+		{"NeverFsync", append(redis, "-F"), "-F/--binlog-no-fsync: " + binlog},
+		{"BinlogSize", append(redis, "-s", "1000"), "-s/--binlog-max-size: " + binlog},
 		{"User", []string{"-u", "beanstalkd"}, "-u/--user is not supported"},
 		{"InvalidValue", []string{"-z", "0"}, "max_job_size 0: must be at least 1"},
 		{"UnknownBackend", []string{"--backend", "mysql://h/db"}, `backend: unknown scheme "mysql"`},

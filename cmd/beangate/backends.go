@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory"
+	"github.com/beangate/beangate/backend/memory/binlog"
 	beanpg "github.com/beangate/beangate/backend/postgres"
 	beanredis "github.com/beangate/beangate/backend/redis"
 	"github.com/beangate/beangate/configs"
@@ -24,7 +26,7 @@ func openBackend(ctx context.Context, cfg configs.Config, log *slog.Logger) (bac
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "memory":
-		return memory.New(memory.Options{}), nil
+		return memory.Open(memory.Options{Binlog: binlogOptions(cfg, log)})
 	case "redis", "rediss":
 		opts, err := beanredis.ParseURL(cfg.Backend)
 		if err != nil {
@@ -41,6 +43,21 @@ func openBackend(ctx context.Context, cfg configs.Config, log *slog.Logger) (bac
 		return beanpg.New(ctx, opts)
 	default:
 		return nil, fmt.Errorf("backend: scheme %q is not supported by this build", u.Scheme)
+	}
+}
+
+// binlogOptions turns -b/-f/-F/-s into the memory backend's binlog; nil without -b.
+func binlogOptions(cfg configs.Config, log *slog.Logger) *binlog.Options {
+	if cfg.Binlog.Dir == "" {
+		return nil
+	}
+	return &binlog.Options{
+		Dir:          cfg.Binlog.Dir,
+		MaxFileSize:  cfg.Binlog.MaxSize,
+		SyncInterval: time.Duration(cfg.Binlog.FsyncMS) * time.Millisecond,
+		NoSync:       cfg.Binlog.NoFsync,
+		MaxJobSize:   int(cfg.MaxJobSize),
+		Logger:       log,
 	}
 }
 

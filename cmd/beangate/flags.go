@@ -34,11 +34,16 @@ func printUsage(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, `Usage: beangate [OPTIONS]
 
 Serves the beanstalkd %s protocol; the jobs live in the --backend store.
-beanstalkd's own flags work as there (-l ADDR -p PORT -z BYTES -V -v -h); each also has
+beanstalkd's own flags work as there (-l -p -z -b -f -F -s -V -v -h); each also has
 a long form. Every setting can come from a flag, from BEANGATE_<KEY> in the environment
 (BEANGATE_PORT, BEANGATE_BACKEND, BEANGATE_MAX_JOB_SIZE, ...) or from the YAML file given
 with --config, in that order of precedence.
 
 Options:
-%s`, protocolVersion, fs.FlagUsages())
+%s
+Commands (before any option):
+  beangate migrate-db --backend postgres://...   apply the PostgreSQL schema migrations
+  beangate binlog inspect DIR                    report a stopped server's binlog directory
+  beangate binlog compact DIR                    rewrite it to its live jobs only
+`, protocolVersion, fs.FlagUsages())
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/beangate/beangate/backend/memory/binlog"
 	"github.com/beangate/beangate/configs"
 	"github.com/beangate/beangate/gateway"
 )
@@ -50,6 +52,9 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	if err != nil {
 		_ = ln.Close()
 		log.Error("cannot open backend", "backend", redactedURL(cfg.Backend), "err", err)
+		if errors.Is(err, binlog.ErrLocked) {
+			return exitLocked
+		}
 		return exitFailure
 	}
 	defer func() {

@@ -10,5 +10,6 @@ type command func(ctx context.Context, p process, args []string) int
 func subcommands() map[string]command {
 	return map[string]command{
 		"migrate-db": migrateDB,
+		"binlog":     binlogTool,
 	}
 }

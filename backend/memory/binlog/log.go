@@ -1,0 +1,582 @@
+package binlog
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultMaxFileSize is beanstalkd's default -s.
+const DefaultMaxFileSize = 10485760
+
+// ErrNoSpace: disk space for a record could not be reserved. beanstalkd answers OUT_OF_MEMORY.
+var ErrNoSpace = errors.New("binlog: no disk space can be reserved")
+
+// Options configure a Log.
+type Options struct {
+	Dir         string
+	MaxFileSize int64 // -s; 0 means DefaultMaxFileSize
+	// SyncInterval is -f: fsync at most this long after a write, also when no write follows.
+	// 0 fsyncs before every Commit returns (concurrent commits share one fsync).
+	SyncInterval time.Duration
+	NoSync       bool // -F: never fsync
+	MaxJobSize   int  // replay refuses longer bodies; 0 accepts any
+	Logger       *slog.Logger
+}
+
+// Log is an open binlog directory being written.
+//
+// Locking: the methods that place records (Reserve, WriteFull, WriteShort, Retire, …) and the
+// File fields are called and read under the caller's own lock, which orders records as the
+// caller's state changes. Commit is called after that lock is released: it writes what was
+// placed and, per the fsync policy, syncs it, so that one write and one fsync serve every
+// caller waiting at that moment (group commit).
+type Log struct {
+	opts Options
+	dir  string
+	dirf *os.File // kept open to fsync the directory after files come and go
+	lock *os.File
+	log  *slog.Logger
+
+	// Under the caller's lock.
+	files     []*File // oldest first; the last is the current file
+	spares    []*File // preallocated, numbered after the current file, used in order
+	spareRoom int64
+	prep      sync.WaitGroup // spares being zero-filled
+	reserved  int64          // bytes promised to future records (a delete per live job, …)
+	live      int64          // bytes of the live jobs' full records
+	records   uint64
+	migrated  uint64
+
+	pmu      sync.Mutex // guards the fields below: what is placed but not yet written
+	pending  []chunk
+	appended uint64 // sequence: bytes placed since open
+	retired  []retiredFile
+
+	fmu       sync.Mutex // guards the fields below: the writing and syncing
+	written   uint64     // sequence written to the files
+	synced    uint64     // sequence on disk
+	dirty     []*File    // written since their last fsync
+	dirDirty  atomic.Bool
+	syncArmed bool
+	lastSync  time.Time
+	timer     *time.Timer
+	closed    bool
+
+	writeErrors atomic.Uint64
+	syncs       atomic.Uint64 // fsync rounds, for the tests of the policies
+	slowSync    time.Duration // tests: each fsync round takes at least this long
+}
+
+type chunk struct {
+	f    *File
+	off  int64
+	data []byte
+}
+
+type retiredFile struct {
+	f   *File
+	seq uint64 // removable once this sequence is on disk
+}
+
+// Open locks dir (ErrLocked if another server holds it), replays every file in it into sink
+// and starts a new file numbered after the highest. It returns the highest job id seen. The
+// caller then adopts the live jobs (AdoptJob) before writing.
+func Open(opts Options, sink Sink) (*Log, uint64, error) {
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = DefaultMaxFileSize
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, 0, err
+	}
+	lock, err := lockDir(opts.Dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	l := &Log{opts: opts, dir: opts.Dir, lock: lock, log: opts.Logger, lastSync: time.Now()}
+	fail := func(err error) (*Log, uint64, error) {
+		if l.dirf != nil {
+			_ = l.dirf.Close()
+		}
+		_ = lock.Close()
+		return nil, 0, err
+	}
+	ns, err := listFiles(opts.Dir)
+	if err != nil {
+		return fail(err)
+	}
+	for _, n := range ns {
+		l.files = append(l.files, &File{N: n})
+	}
+	start := time.Now()
+	_, maxID := ReplayFiles(opts.Dir, l.files, sink, ReadOptions{MaxJobSize: opts.MaxJobSize, Log: opts.Logger})
+	opts.Logger.Info("binlog: replayed", "dir", opts.Dir, "files", len(ns), "jobs", sink.Jobs(), "next_id", maxID+1, "elapsed", time.Since(start).Round(time.Millisecond))
+	if l.dirf, err = os.Open(opts.Dir); err != nil {
+		return fail(err)
+	}
+	next := uint64(1)
+	if k := len(ns); k > 0 {
+		next = ns[k-1] + 1
+	}
+	cur, err := createZeroedFile(l.dir, next, opts.MaxFileSize)
+	if err != nil {
+		return fail(fmt.Errorf("creating %s: %w", FileName(next), err))
+	}
+	l.files = append(l.files, cur)
+	l.dirDirty.Store(true)
+	l.prepareSpare()
+	return l, maxID, nil
+}
+
+// nextNum is the number the next new file takes.
+func (l *Log) nextNum() uint64 {
+	if k := len(l.spares); k > 0 {
+		return l.spares[k-1].N + 1
+	}
+	return l.current().N + 1
+}
+
+// prepareSpare starts zero-filling the next file in the background when none is waiting, so
+// that moving to a new file does not stall the caller.
+func (l *Log) prepareSpare() {
+	if len(l.spares) > 0 {
+		return
+	}
+	f := &File{N: l.nextNum(), size: headerSize, capacity: l.opts.MaxFileSize, ready: make(chan struct{})}
+	l.spares = append(l.spares, f)
+	l.spareRoom += f.capacity - f.size
+	l.prep.Add(1)
+	go func() {
+		defer l.prep.Done()
+		made, err := createZeroedFile(l.dir, f.N, f.capacity)
+		if err == nil {
+			f.fd = made.fd
+		}
+		f.err = err
+		l.dirDirty.Store(true)
+		close(f.ready)
+	}()
+}
+
+// settleSpares waits for the spares still being zero-filled and drops those that failed.
+func (l *Log) settleSpares() {
+	kept := l.spares[:0]
+	for _, f := range l.spares {
+		if f.ready != nil {
+			<-f.ready
+			if f.err != nil {
+				l.spareRoom -= f.capacity - f.size
+				l.writeErrors.Add(1)
+				l.log.Error("binlog: cannot prepare a file", "file", FileName(f.N), "err", f.err)
+				continue
+			}
+		}
+		kept = append(kept, f)
+	}
+	l.spares = kept
+}
+
+// takeSpare returns the next spare with room for size bytes, waiting for its zero-fill if it
+// is still under way (only when a whole file filled up meanwhile), or a new file. Spares are
+// used in their numbers' order, as a reader reads them.
+func (l *Log) takeSpare(size int64) (*File, error) {
+	for len(l.spares) > 0 {
+		f := l.spares[0]
+		l.spares = l.spares[1:]
+		l.spareRoom -= f.capacity - f.size
+		if f.ready != nil {
+			<-f.ready
+			if f.err != nil {
+				l.writeErrors.Add(1)
+				l.log.Error("binlog: cannot prepare a file", "file", FileName(f.N), "err", f.err)
+				continue
+			}
+		}
+		if f.capacity-f.size >= size {
+			return f, nil
+		}
+		l.files = append(l.files, f) // too small for this record: left empty, in its place
+	}
+	n := l.nextNum()
+	f, err := createFile(l.dir, n, max(l.opts.MaxFileSize, headerSize+size))
+	if err != nil {
+		return nil, fmt.Errorf("binlog: creating %s: %w", FileName(n), err)
+	}
+	l.dirDirty.Store(true)
+	return f, nil
+}
+
+// Dir is the directory the log writes.
+func (l *Log) Dir() string { return l.dir }
+
+// AdoptJob records that job id's latest full record, of size bytes, is in f (a replayed job).
+func (l *Log) AdoptJob(f *File, id uint64, size int64) {
+	f.Live++
+	f.IDs = append(f.IDs, id)
+	l.live += size
+}
+
+func (l *Log) current() *File { return l.files[len(l.files)-1] }
+
+// room is the bytes that can still be placed without creating a file.
+func (l *Log) room() int64 {
+	cur := l.current()
+	return cur.capacity - cur.size + l.spareRoom
+}
+
+// Reserve promises n bytes to future records, preallocating files as needed; ErrNoSpace when
+// the disk cannot hold them.
+func (l *Log) Reserve(n int64) error {
+	if cur := l.current(); cur.capacity-cur.size < l.reserved+n {
+		l.settleSpares() // the promise rests on them: they must exist
+	}
+	for l.room() < l.reserved+n {
+		next := l.nextNum()
+		f, err := createFile(l.dir, next, l.opts.MaxFileSize)
+		if err != nil {
+			l.writeErrors.Add(1)
+			l.log.Error("binlog: cannot preallocate a file: the change is refused", "file", FileName(next), "err", err)
+			return fmt.Errorf("%w: %v", ErrNoSpace, err)
+		}
+		l.dirDirty.Store(true)
+		l.spares = append(l.spares, f)
+		l.spareRoom += f.capacity - f.size
+	}
+	l.reserved += n
+	return nil
+}
+
+// Unreserve gives back a promise that will not be written.
+func (l *Log) Unreserve(n int64) { l.reserved = max(0, l.reserved-n) }
+
+// place finds room for size bytes in the current file, moving to the next one when they do not
+// fit (a record never straddles two files).
+func (l *Log) place(size int64) (*File, int64, error) {
+	cur := l.current()
+	if cur.size+size > cur.capacity {
+		next, err := l.takeSpare(size)
+		if err != nil {
+			return nil, 0, err
+		}
+		l.files = append(l.files, next)
+		cur = next
+		l.prepareSpare()
+	}
+	off := cur.size
+	cur.size += size
+	l.reserved = max(0, l.reserved-size)
+	l.records++
+	return cur, off, nil
+}
+
+// appendRecord places one encoded record and queues its bytes; it returns the sequence to
+// Commit.
+func (l *Log) appendRecord(size int64, encode func([]byte) []byte) (*File, uint64, error) {
+	f, off, err := l.place(size)
+	if err != nil {
+		l.writeErrors.Add(1)
+		return nil, 0, err
+	}
+	l.pmu.Lock()
+	if k := len(l.pending); k > 0 && l.pending[k-1].f == f && l.pending[k-1].off+int64(len(l.pending[k-1].data)) == off {
+		l.pending[k-1].data = encode(l.pending[k-1].data)
+	} else {
+		l.pending = append(l.pending, chunk{f: f, off: off, data: encode(make([]byte, 0, max(4096, size)))})
+	}
+	l.appended += uint64(size)
+	seq := l.appended
+	l.pmu.Unlock()
+	return f, seq, nil
+}
+
+// WriteFull places a full record of r: the job's latest full record is now in the returned
+// file, no longer in old (nil for a new job). size is FullSize of the job.
+func (l *Log) WriteFull(r *Record, old *File) (*File, uint64, error) {
+	size := FullSize(len(r.Tube), len(r.Body))
+	f, seq, err := l.appendRecord(size, func(b []byte) []byte { return AppendFull(b, r) })
+	if err != nil {
+		return old, 0, err
+	}
+	if old != nil {
+		old.Live--
+	} else {
+		l.live += size
+	}
+	f.Live++
+	f.IDs = append(f.IDs, r.ID)
+	return f, seq, nil
+}
+
+// WriteShort places a short record of r (a job whose body is bodyLen bytes).
+func (l *Log) WriteShort(r *Record, bodyLen int) (uint64, error) {
+	_, seq, err := l.appendRecord(ShortSize, func(b []byte) []byte { return AppendShort(b, r, bodyLen) })
+	return seq, err
+}
+
+// JobGone records that a job whose full record (of fullSize bytes) is in f no longer lives.
+func (l *Log) JobGone(f *File, fullSize int64) {
+	if f != nil {
+		f.Live--
+		l.live -= fullSize
+	}
+}
+
+// Migrated counts a full record written by compaction.
+func (l *Log) Migrated() { l.migrated++ }
+
+// Oldest is the oldest file other than the current one, or nil.
+func (l *Log) Oldest() *File {
+	if len(l.files) < 2 {
+		return nil
+	}
+	return l.files[0]
+}
+
+// Garbage reports whether the files hold at least twice as many dead bytes as live ones: the
+// point where compaction pays.
+func (l *Log) Garbage() bool {
+	var total int64
+	for _, f := range l.files[:len(l.files)-1] {
+		total += f.capacity
+	}
+	total += l.current().size
+	return total-l.live >= 2*l.live
+}
+
+// Retire drops the oldest file, which no live job needs any more. It is removed from disk once
+// everything placed so far is on disk (the records that made it dead).
+func (l *Log) Retire(f *File) {
+	if len(l.files) < 2 || l.files[0] != f {
+		return
+	}
+	l.files[0] = nil
+	l.files = l.files[1:]
+	l.pmu.Lock()
+	l.retired = append(l.retired, retiredFile{f: f, seq: l.appended})
+	l.pmu.Unlock()
+}
+
+// Commit returns once everything placed up to seq is written and, with SyncInterval 0 and no
+// NoSync, on disk. Callers arriving while another commit writes wait for it and are then served
+// together by one write and one fsync.
+func (l *Log) Commit(seq uint64) error {
+	if seq == 0 {
+		return nil
+	}
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
+	if l.durableLocked() >= seq {
+		return nil
+	}
+	if l.closed {
+		return errors.New("binlog: closed")
+	}
+	return l.flushLocked()
+}
+
+func (l *Log) syncEveryWrite() bool { return l.opts.SyncInterval == 0 && !l.opts.NoSync }
+
+// durableLocked is the sequence a Commit may count as done.
+func (l *Log) durableLocked() uint64 {
+	if l.syncEveryWrite() {
+		return l.synced
+	}
+	return l.written
+}
+
+// flushLocked writes everything placed, then syncs per the policy and removes retired files
+// whose removal is safe.
+func (l *Log) flushLocked() error {
+	l.pmu.Lock()
+	chunks, top := l.pending, l.appended
+	l.pending = nil
+	l.pmu.Unlock()
+	for i, c := range chunks {
+		if _, err := c.f.fd.WriteAt(c.data, c.off); err != nil {
+			l.pmu.Lock()
+			l.pending = append(chunks[i:len(chunks):len(chunks)], l.pending...) // retried by the next commit
+			l.pmu.Unlock()
+			return l.failed("write", c.f, err)
+		}
+		l.markDirtyLocked(c.f)
+	}
+	l.written = top
+	switch {
+	case l.opts.NoSync:
+		l.synced = top
+	case l.opts.SyncInterval == 0:
+		if err := l.syncLocked(); err != nil {
+			return err
+		}
+	default:
+		l.armSyncLocked()
+	}
+	l.removeRetiredLocked()
+	return nil
+}
+
+func (l *Log) markDirtyLocked(f *File) {
+	for _, d := range l.dirty {
+		if d == f {
+			return
+		}
+	}
+	l.dirty = append(l.dirty, f)
+}
+
+// syncLocked fsyncs every file written since its last fsync, and the directory when files came
+// or went.
+func (l *Log) syncLocked() error {
+	target := l.written
+	time.Sleep(l.slowSync)
+	for len(l.dirty) > 0 {
+		f := l.dirty[0]
+		if f.fd != nil {
+			if err := datasync(f.fd); err != nil {
+				return l.failed("fsync", f, err)
+			}
+		}
+		l.dirty = l.dirty[1:]
+	}
+	if l.dirDirty.Swap(false) {
+		if err := l.dirf.Sync(); err != nil {
+			l.dirDirty.Store(true)
+			return l.failed("fsync of the directory", nil, err)
+		}
+	}
+	l.synced = target
+	l.lastSync = time.Now()
+	l.syncs.Add(1)
+	return nil
+}
+
+// armSyncLocked schedules the fsync that -f MS promises: at most MS after this write, whether
+// or not another write comes.
+func (l *Log) armSyncLocked() {
+	if l.syncArmed {
+		return
+	}
+	l.syncArmed = true
+	wait := time.Until(l.lastSync.Add(l.opts.SyncInterval))
+	l.timer = time.AfterFunc(max(0, wait), func() {
+		l.fmu.Lock()
+		defer l.fmu.Unlock()
+		l.syncArmed = false
+		if l.closed {
+			return
+		}
+		if err := l.syncLocked(); err == nil {
+			l.removeRetiredLocked()
+		}
+	})
+}
+
+// removeRetiredLocked deletes the retired files whose removal no longer risks a job: the
+// records that replaced them are on disk.
+func (l *Log) removeRetiredLocked() {
+	l.pmu.Lock()
+	var ready []*File
+	keep := l.retired[:0]
+	for _, r := range l.retired {
+		if r.seq <= l.synced {
+			ready = append(ready, r.f)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	l.retired = keep
+	l.pmu.Unlock()
+	for _, f := range ready {
+		if f.fd != nil {
+			_ = f.fd.Close()
+		}
+		for i, d := range l.dirty {
+			if d == f {
+				l.dirty = append(l.dirty[:i], l.dirty[i+1:]...)
+				break
+			}
+		}
+		if err := os.Remove(filePath(l.dir, f.N)); err != nil && !os.IsNotExist(err) {
+			l.log.Warn("binlog: cannot remove a compacted file", "file", FileName(f.N), "err", err)
+		}
+		l.dirDirty.Store(true)
+	}
+}
+
+// failed counts and logs a failed write or fsync and returns it as the callers' error.
+func (l *Log) failed(what string, f *File, err error) error {
+	l.writeErrors.Add(1)
+	l.log.Error("binlog: "+what+" failed", "file", FileName(f.Num()), "err", err)
+	return fmt.Errorf("binlog: %s of %s: %w", what, FileName(f.Num()), err)
+}
+
+// Stats are the binlog's figures for the stats command.
+type Stats struct {
+	OldestIndex, CurrentIndex uint64
+	RecordsWritten, Migrated  uint64
+	MaxSize                   int64
+	WriteErrors               uint64
+}
+
+// Stats reports the log's figures (under the caller's lock).
+func (l *Log) Stats() Stats {
+	return Stats{
+		OldestIndex:    l.files[0].N,
+		CurrentIndex:   l.current().N,
+		RecordsWritten: l.records,
+		Migrated:       l.migrated,
+		MaxSize:        l.opts.MaxFileSize,
+		WriteErrors:    l.writeErrors.Load(),
+	}
+}
+
+// Close writes and syncs everything placed (unless NoSync), truncates the current file to what
+// it holds as beanstalkd does on a clean stop, removes the unused preallocated files and
+// releases the directory's lock. Called under the caller's lock, after the last placement.
+func (l *Log) Close() error {
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
+	if l.closed {
+		return nil
+	}
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	err := l.flushLocked()
+	if err == nil && !l.opts.NoSync {
+		err = l.syncLocked()
+	}
+	l.closed = true
+	l.prep.Wait()
+	if err == nil {
+		l.removeRetiredLocked()
+		cur := l.current()
+		err = cur.fd.Truncate(cur.size)
+		for _, s := range l.spares {
+			if s.fd != nil {
+				_ = s.fd.Close()
+				_ = os.Remove(filePath(l.dir, s.N))
+			}
+		}
+		if !l.opts.NoSync {
+			if serr := l.dirf.Sync(); err == nil {
+				err = serr
+			}
+		}
+	}
+	for _, f := range append(l.files, l.spares...) {
+		if f.fd != nil {
+			_ = f.fd.Close()
+		}
+	}
+	_ = l.dirf.Close()
+	_ = l.lock.Close()
+	return err
+}
