@@ -19,6 +19,29 @@ func (h *harness) buryAll(c *client, ids ...uint64) {
 }
 
 var kickCases = []testCase{
+	{"KickHandsKickedJobsToAWaiterInTheOrderTheyMove", func(h *harness) {
+		// beanstalkd moves kicked jobs one by one, each handed at once to a waiting reserve: the
+		// one waiter gets the first kicked (the soonest delayed, the oldest buried), not the best
+		// priority (found by the timed differential test on Redis).
+		for _, buried := range []bool{false, true} {
+			c := h.session().use("k").watch("k")
+			first := c.put(job{pri: 100, delay: time.Minute})
+			second := c.put(job{pri: 0, delay: 2 * time.Minute})
+			if buried {
+				for _, id := range []uint64{first, second} {
+					require.NoError(h, h.b.KickJob(h.ctx(), id))
+					c.reserveID(id)
+					require.NoError(h, h.b.Bury(h.ctx(), c.id, id, map[uint64]uint32{first: 100, second: 0}[id]))
+				}
+			}
+			p := h.session().watch("k").ignore(backend.DefaultTube).reserveAsync(forever)
+			require.Equal(h, uint64(2), h.kick("k", 10))
+			p.requireJob(first)
+			h.requireState(second, backend.Ready)
+			require.NoError(h, h.b.Delete(h.ctx(), c.id, second))
+			c.end()
+		}
+	}},
 	{"KickMovesBuriedJobsOldestFirstUpToTheBound", func(h *harness) {
 		c := h.session()
 		a, b, d := c.put(job{}), c.put(job{}), c.put(job{})

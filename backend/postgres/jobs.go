@@ -92,19 +92,25 @@ func (b *Backend) Kick(ctx context.Context, tube string, bound uint64) (uint64, 
 	if bound > math.MaxInt64 {
 		bound = math.MaxInt64
 	}
-	var kicked, notified int64
+	var (
+		kicked, notified int64
+		first            []int64
+	)
 	err := b.run(ctx, "kick", func(ctx context.Context) error {
-		bt := &pgx.Batch{}
-		bt.Queue(b.st.get("kick"), b.now(), tube, int64(bound)).QueryRow(func(row pgx.Row) error {
-			return row.Scan(&kicked, &notified)
-		})
-		return b.batch(ctx, bt)
+		return b.pool.QueryRow(ctx, b.st.get("kick"), b.now(), tube, int64(bound)).Scan(&kicked, &notified, &first)
 	})
 	if err != nil {
 		return 0, err
 	}
-	if kicked > 0 {
-		b.waiters.wake(tube, int(kicked))
+	// The first kicked go to this gateway's waiting reserves one by one, in the order they moved;
+	// the rest wake whoever is left, as any job made ready.
+	back := handedJobs{ids: first, tubes: make([]string, len(first)), paused: make([]bool, len(first))}
+	for i := range first {
+		back.tubes[i] = tube
+	}
+	b.waiters.handOut(back)
+	if rest := int(kicked) - len(first); rest > 0 {
+		b.waiters.wake(tube, rest)
 	}
 	return uint64(kicked), nil
 }

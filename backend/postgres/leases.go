@@ -182,14 +182,14 @@ func (b *Backend) retryEndSessions(ctx context.Context) error {
 // suspicion.
 func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 	var (
-		back    returnedJobs
+		back    handedJobs
 		expired []string
 	)
 	now := time.Now()
 	confirmed := b.leases.confirmed(now, b.reapGrace())
 	own := b.leases.list()
 	err := b.run(ctx, "reap dead gateways", func(ctx context.Context) error {
-		back, expired = returnedJobs{}, nil
+		back, expired = handedJobs{}, nil
 		if len(confirmed) > 0 { // their expired reservations time out first
 		}
 		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {

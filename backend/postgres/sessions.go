@@ -40,7 +40,7 @@ func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
 }
 
 func (b *Backend) endSessions(ctx context.Context, sessions []string) error {
-	var back returnedJobs
+	var back handedJobs
 	err := b.run(ctx, "end session", func(ctx context.Context) error {
 		bt := &pgx.Batch{}
 		bt.Queue(b.st.get("end_sessions"), b.now(), sessions).QueryRow(back.scan)
@@ -53,15 +53,16 @@ func (b *Backend) endSessions(ctx context.Context, sessions []string) error {
 	return err
 }
 
-// returnedJobs are the reservations a session end made ready, in the order they were reserved
-// (end_sessions.sql).
-type returnedJobs struct {
+// handedJobs are jobs made ready that go to this gateway's waiting reserves first, in order: a
+// closing session's reservations in the order they were reserved (end_sessions.sql), the first
+// jobs of a kick in the order they moved (kick.sql).
+type handedJobs struct {
 	ids    []int64
 	tubes  []string
 	paused []bool // the job's tube is paused: no waiting reserve may take it
 }
 
-func (r *returnedJobs) scan(row pgx.Row) error {
+func (r *handedJobs) scan(row pgx.Row) error {
 	return row.Scan(&r.ids, &r.tubes, &r.paused)
 }
 

@@ -66,7 +66,7 @@ func (ws *waiters) remove(w *waiter, passOn bool) {
 // the longest-waiting reserve of its tube that has none handed yet, as beanstalkd hands them out
 // one by one: with one waiter, it gets the job reserved first, whatever the priorities. A job of
 // a paused tube, or one no waiter is left for, only wakes a waiter, as any job made ready does.
-func (ws *waiters) handOut(r returnedJobs) {
+func (ws *waiters) handOut(r handedJobs) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for i, id := range r.ids {

@@ -55,12 +55,23 @@ func (b *Backend) Touch(ctx context.Context, s backend.SessionID, id uint64) err
 
 // Kick moves up to bound buried (else delayed) jobs of tube to ready.
 func (b *Backend) Kick(ctx context.Context, tube string, bound uint64) (uint64, error) {
+	b.waiters.beginHandOut() // the kick's publish may come before its reply
+	defer b.waiters.endHandOut()
 	res, err := b.call(ctx, opKick, tube, strconv.FormatUint(bound, 10))
 	if err != nil {
 		return 0, err
 	}
-	n, err := toInt(res)
-	return uint64(n), err
+	r := newReply(res)
+	n := r.int(0)
+	var first []handed
+	for i := 1; i < len(r.a); i++ {
+		first = append(first, handed{r.str(i), tube})
+	}
+	if r.err != nil {
+		return 0, r.err
+	}
+	b.waiters.handOut(first)
+	return uint64(n), nil
 }
 
 // KickJob moves one buried or delayed job to ready.

@@ -255,24 +255,23 @@ func (ws *waiters) handingOut() <-chan struct{} {
 	return ws.handDone
 }
 
-// handOut gives the jobs a closing session returned (session_end's reply: {id, tube, paused}...,
-// in the order they were reserved) each to a waiting reserve of its tube here that has none
-// handed yet, as beanstalkd hands them out one by one: one waiter gets the job reserved first,
-// whatever the priorities. A job of a paused tube is only published, as any job made ready.
-func (ws *waiters) handOut(r *reply) {
+// handed is a job made ready that goes to a waiting reserve before anyone else: a job a closing
+// session returned, or one of a kick.
+type handed struct{ id, tube string } // id padded
+
+// handOut gives jobs, in order, each to a waiting reserve of its tube here that has none handed
+// yet, as beanstalkd hands jobs out one by one as it makes them ready: one waiter gets the first,
+// whatever the priorities. (A job of a paused tube is never among them: it is only published.)
+func (ws *waiters) handOut(jobs []handed) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	for i := 0; i+2 < len(r.a); i += 3 {
-		id, tube, paused := r.str(i), r.str(i+1), r.int(i+2)
-		if r.err != nil || paused == 1 {
-			continue
-		}
-		for w := range ws.byTube[tube] {
+	for _, j := range jobs {
+		for w := range ws.byTube[j.tube] {
 			if w.ended.Load() {
 				continue
 			}
 			select {
-			case w.handed <- id:
+			case w.handed <- j.id:
 				ws.signalLocked(w)
 			default: // it has one already
 				continue
@@ -280,6 +279,18 @@ func (ws *waiters) handOut(r *reply) {
 			break
 		}
 	}
+}
+
+// returnedJobs decodes session_end's reply ({id, tube, paused}..., in the order they were
+// reserved) into the jobs to hand out.
+func returnedJobs(r *reply) []handed {
+	var out []handed
+	for i := 0; i+2 < len(r.a); i += 3 {
+		if id, tube, paused := r.str(i), r.str(i+1), r.int(i+2); r.err == nil && paused == 0 {
+			out = append(out, handed{id, tube})
+		}
+	}
+	return out
 }
 
 // takeHanded returns the job handed to w, if any.

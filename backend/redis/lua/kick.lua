@@ -2,12 +2,14 @@
 -- delayed ones (soonest first); kicks += 1 each.
 -- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = tube, ARGV[4] = bound (decimal, up to 2^64-1)
--- returns how many moved (0 if the tube does not exist)
+-- returns {how many moved, the first ids moved...}: up to 64 of them, in the order they moved,
+-- unless the tube is paused; the gateway hands them to its waiting reserves in that order, as
+-- beanstalkd hands kicked jobs out one by one ({0} if the tube does not exist)
 local t = ARGV[3]
-if not tube_exists(t) then return 0 end
-tick(t)
+if not tube_exists(t) then return {0} end
+local paused = tick(t)
 local bound = tonumber(ARGV[4])
-if bound <= 0 then return 0 end
+if bound <= 0 then return {0} end
 local from = kburied(t)
 if redis.call('ZCARD', from) == 0 then from = kdelayed(t) end
 local n = redis.call('ZCARD', from)
@@ -20,4 +22,8 @@ for _, m in ipairs(ms) do
   redis.call('HINCRBY', kjob(m), 'nkick', 1)
 end
 if #ms > 0 then notify(t) end
-return #ms
+local out = {#ms}
+if not paused then
+  for i = 1, math.min(#ms, 64) do out[#out + 1] = ms[i] end
+end
+return out
