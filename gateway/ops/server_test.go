@@ -27,9 +27,15 @@ type opsServer struct {
 
 func startOpsServer(t testing.TB, maxTubes int, cfg gateway.Config) *opsServer {
 	t.Helper()
+	return startOpsServerOn(t, memory.New(memory.Options{}), maxTubes, cfg)
+}
+
+// startOpsServerOn is startOpsServer over raw, which it closes at the end.
+func startOpsServerOn(t testing.TB, raw backend.Backend, maxTubes int, cfg gateway.Config) *opsServer {
+	t.Helper()
 	reg := prometheus.NewRegistry()
-	raw := memory.New(memory.Options{})
 	t.Cleanup(func() { _ = raw.Close() })
+	ops.RegisterBinlog(reg, raw)
 	store := ops.InstrumentBackend(raw, reg)
 	m := ops.NewMetrics(reg, maxTubes)
 	cfg.Observer = m
