@@ -104,6 +104,15 @@ var readyForCases = []testCase{
 		h.advance(2 * time.Second)
 		h.session().requireReadyFor(id, 2*time.Second)
 	}},
+	{"ReadySinceTheTTRRanOutBeforeItsSessionEnded", func(h *harness) {
+		owner := h.session()
+		id := owner.put(job{ttr: 2 * time.Second})
+		owner.reserveID(id)
+		h.advance(5 * time.Second) // one jump: the store learns of it at the session's end
+		owner.end()
+		h.advance(time.Second)
+		h.session().requireReadyFor(id, 4*time.Second)
+	}},
 	{"HandedToAWaitingReserveAtOnce", func(h *harness) {
 		// The put wakes the waiter, and a session's end hands its job to one: ready for no time.
 		owner, worker := h.session(), h.session()
