@@ -11,20 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/beangate/beangate/backend/memory"
 	"github.com/beangate/beangate/backend/memory/binlog"
 	"github.com/beangate/beangate/gateway"
 	"github.com/beangate/beangate/gateway/gatewaytest"
 )
-
-// startBinlogServer is startOpsServer over a memory store keeping its binlog in dir (-f0: an
-// fsync before every reply).
-func startBinlogServer(t *testing.T, dir string) *opsServer {
-	t.Helper()
-	raw, err := memory.Open(memory.Options{Binlog: &binlog.Options{Dir: dir, MaxFileSize: 1 << 20}})
-	require.NoError(t, err)
-	return startOpsServerOn(t, raw, 100, gateway.Config{})
-}
 
 // breakFile makes the descriptor the process holds on path refer to /dev/null opened with flag
 // instead, as a failing disk would: read-only, every write fails (EBADF); write-only, writes

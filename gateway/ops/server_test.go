@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory"
+	"github.com/beangate/beangate/backend/memory/binlog"
 	"github.com/beangate/beangate/gateway"
 	"github.com/beangate/beangate/gateway/gatewaytest"
 	"github.com/beangate/beangate/gateway/ops"
@@ -46,4 +48,13 @@ func startOpsServerOn(t testing.TB, raw backend.Backend, maxTubes int, cfg gatew
 	hs := httptest.NewServer(ops.Handler(reg, ready))
 	t.Cleanup(hs.Close)
 	return &opsServer{addr: addr, http: hs.URL, srv: srv, store: store, ready: ready, reg: reg, metrics: m}
+}
+
+// startBinlogServer is startOpsServer over a memory store keeping its binlog in dir (-f0: an
+// fsync before every reply).
+func startBinlogServer(t *testing.T, dir string) *opsServer {
+	t.Helper()
+	raw, err := memory.Open(memory.Options{Binlog: &binlog.Options{Dir: dir, MaxFileSize: 1 << 20}})
+	require.NoError(t, err)
+	return startOpsServerOn(t, raw, 100, gateway.Config{})
 }
