@@ -67,6 +67,24 @@ func TestOpsListenerServesHealthAndMetrics(t *testing.T) {
 	}
 }
 
+// With -b, /metrics carries the binlog's figures (wired by the command, not only by the tests of
+// gateway/ops); without it, none.
+func TestMetricsOfTheBinlog(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "-p", "0", "--http", "127.0.0.1:0", "-b", t.TempDir(), "-f0")
+	require.Equal(t, "INSERTED 1\r\n", dial(t, s.addr).roundTrip(t, "put 0 0 10 1\r\nx\r\n"))
+	_, body := s.httpGet(t, "/metrics")
+	for _, want := range []string{
+		"beangate_binlog_records_written_total 1\n", `beangate_binlog_errors_total{op="write"} 0`,
+		"beangate_binlog_fsync_duration_seconds_count ", "beangate_binlog_files ",
+	} {
+		require.Contains(t, body, want)
+	}
+	plain := startServer(t, "-p", "0", "--http", "127.0.0.1:0")
+	_, body = plain.httpGet(t, "/metrics")
+	require.NotContains(t, body, "beangate_binlog_")
+}
+
 // /readyz: ready once serving; 503 for good after SIGUSR1 (drain), while /healthz stays 200.
 func TestReadyzDrain(t *testing.T) {
 	t.Parallel()
