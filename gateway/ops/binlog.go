@@ -20,7 +20,7 @@ var (
 	binlogLiveDesc    = desc("beangate_binlog_live_bytes", "Bytes of the live jobs' latest full records in the binlog.")
 	binlogWrittenDesc = desc("beangate_binlog_written_bytes_total", "Bytes of records written to the binlog since start.")
 	binlogRecordsDesc = desc("beangate_binlog_records_written_total", "Records written to the binlog since start (stats binlog-records-written).")
-	binlogErrorsDesc  = desc("beangate_binlog_errors_total", "Binlog writes (room or files that could not be made included) and fsyncs that failed: the command answered INTERNAL_ERROR or OUT_OF_MEMORY.", "op")
+	binlogErrorsDesc  = desc("beangate_binlog_errors_total", "Binlog writes (files or room that could not be made included) and fsyncs that failed, by op; the commands that needed them answered INTERNAL_ERROR or OUT_OF_MEMORY.", "op")
 )
 
 // RegisterBinlog registers the binlog metrics on reg when store keeps a binlog, and reports
