@@ -99,7 +99,7 @@ func addFleetFlags(fs *pflag.FlagSet) {
 	fs.String("tls-cert", d.TLS.Cert, "serve the beanstalk listener over TLS with this PEM certificate `FILE` (reloaded on SIGHUP)")
 	fs.String("tls-key", d.TLS.Key, "PEM private key `FILE` for --tls-cert")
 	fs.String("tls-client-ca", d.TLS.ClientCA, "require client certificates signed by the PEM CAs in `FILE` (mutual TLS)")
-	fs.String("auth-token-file", d.Auth.TokenFile, "require `auth <token>` first; accepted tokens one per line in `FILE` (re-read on SIGHUP)")
+	fs.String("auth-token-file", d.Auth.TokenFile, "connections must send \"auth <token>\" first; accepted tokens one per line in `FILE` (re-read on SIGHUP)")
 	fs.Int("metrics-max-tubes", d.Metrics.MaxTubes, "per-tube metrics for at most `N` tubes")
 }
 

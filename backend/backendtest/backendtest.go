@@ -42,6 +42,7 @@ func groups() []group {
 		{"Sessions", sessionCases},
 		{"PutAndPeek", putPeekCases},
 		{"Reserve", reserveCases},
+		{"ReadyFor", readyForCases},
 		{"DeadlineSoonAndTTR", deadlineCases},
 		{"ReleaseBuryTouch", releaseBuryTouchCases},
 		{"Delete", deleteCases},

@@ -25,24 +25,8 @@ var reserveCases = []testCase{
 		c := h.session().use("foo").watch("foo")
 		id := c.put(job{pri: 7, body: "payload"})
 		j := c.reserveNow()
-		j.ReadyFor, j.HasReadyFor = 0, false // optional; ReserveTellsHowLongTheJobWasReady
+		j.ReadyFor, j.HasReadyFor = 0, false // the ReadyFor cases check it
 		require.Equal(h, backend.Job{ID: id, Tube: "foo", Priority: 7, Body: []byte("payload")}, *j)
-	}},
-	{"ReserveTellsHowLongTheJobWasReady", func(h *harness) {
-		// Optional (HasReadyFor): a store that tells must tell the time since the job last
-		// became ready, not since its put.
-		c := h.session()
-		id := c.put(job{delay: 2 * time.Second})
-		h.advance(2 * time.Second)
-		h.advance(3 * time.Second)
-		j := c.reserveNow()
-		if !j.HasReadyFor {
-			return
-		}
-		require.Equal(h, 3*time.Second, j.ReadyFor)
-		require.NoError(h, h.b.Release(h.ctx(), backend.ReleaseParams{Session: c.id, ID: id}))
-		h.advance(time.Second)
-		require.Equal(h, time.Second, c.reserveNow().ReadyFor)
 	}},
 	{"ReservedJobCountsAReserveAndStartsItsTTR", func(h *harness) {
 		c := h.session()

@@ -91,7 +91,7 @@ func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
 			RecordsMigrated: ws.Migrated,
 			RecordsWritten:  ws.RecordsWritten,
 			MaxSize:         ws.MaxSize,
-			WriteErrors:     ws.WriteErrors,
+			WriteErrors:     ws.WriteErrors + ws.SyncErrors, // binlog-write-errors counts failed fsyncs too
 		}
 	}
 	for _, t := range b.order {

@@ -33,19 +33,19 @@ func TestFailedSessionEndIsRetried(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			t.Cleanup(cancel)
 			var logs gatewaytest.SyncBuffer
-			b, err := New(ctx, Options{DSN: c.url(), Schema: "retry", CommandTimeout: time.Second, LeaseTTL: 1500 * time.Millisecond,
+			b, err := New(ctx, Options{DSN: c.URL(), Schema: "retry", CommandTimeout: time.Second, LeaseTTL: 1500 * time.Millisecond,
 				VacuumInterval: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = b.Close() })
 			s, id := backendtest.HoldReservation(t, b)
 
-			c.stop()
+			c.Stop()
 			for range tt.ends {
 				require.Error(t, b.EndSession(ctx, s))
 			}
 			require.Equal(t, []string{string(s)}, b.leases.unendedList())
 			time.Sleep(time.Second) // heartbeats retry in vain meanwhile
-			c.restart()
+			c.Restart()
 
 			require.Eventually(t, func() bool {
 				st, err := b.JobStats(ctx, id)

@@ -79,7 +79,7 @@ func TestOutageLongerThanTheLeaseEndsNoLiveSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	const lease = 1500 * time.Millisecond
-	opts := Options{DSN: c.url(), Schema: "outage", CommandTimeout: time.Second, LeaseTTL: lease, VacuumInterval: -1}
+	opts := Options{DSN: c.URL(), Schema: "outage", CommandTimeout: time.Second, LeaseTTL: lease, VacuumInterval: -1}
 	var gateways []*Backend
 	held := map[backend.SessionID]uint64{}
 	for range 2 {
@@ -91,9 +91,9 @@ func TestOutageLongerThanTheLeaseEndsNoLiveSession(t *testing.T) {
 		held[s] = id
 	}
 
-	c.stop()
+	c.Stop()
 	time.Sleep(lease + lease/2) // every lease, renewed before, has expired when it starts again
-	c.restart()
+	c.Restart()
 	for _, b := range gateways {
 		require.Eventually(t, func() bool { _, err := b.Stats(ctx); return err == nil }, 15*time.Second, 50*time.Millisecond)
 	}
@@ -151,11 +151,4 @@ func TestSuspicions(t *testing.T) {
 			require.ElementsMatch(t, tt.want, l.confirmed(t0.Add(tt.at), grace))
 		})
 	}
-}
-
-// stop shuts the server down cleanly (a fast shutdown: every committed transaction survives).
-func (c *cluster) stop() {
-	c.t.Helper()
-	out, err := c.command("pg_ctl", "-D", c.data, "-m", "fast", "-w", "stop").CombinedOutput()
-	require.NoError(c.t, err, "pg_ctl stop: %s", out)
 }

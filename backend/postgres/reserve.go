@@ -181,15 +181,16 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 					body    []byte
 					at      *time.Time
 					info    waitInfo
+					readyUS *int64
 				)
-				_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body, &at, &info.ownDeadline, &info.nextDue}, func() error {
+				_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body, &at, &info.ownDeadline, &info.nextDue, &readyUS}, func() error {
 					i, ok := g.bySession[session]
 					if !ok {
 						return fmt.Errorf("reserve_many answered session %q, which did not ask", session)
 					}
 					answered[i] = true
 					if id != nil {
-						res[i].job = &backend.Job{ID: uint64(*id), Tube: *tube, Priority: uint32(*prio), Body: body}
+						res[i].job = withReadyFor(&backend.Job{ID: uint64(*id), Tube: *tube, Priority: uint32(*prio), Body: body}, readyUS)
 					} else if at != nil {
 						// Copies: the scan targets are reused for the next row.
 						res[i].wait = waitInfo{now: *at, ownDeadline: copyTime(info.ownDeadline), nextDue: copyTime(info.nextDue)}
@@ -219,14 +220,15 @@ func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id
 			prio int64
 			body []byte
 		)
-		err := b.pool.QueryRow(ctx, b.st.get("reserve_handed"), b.now(), string(p.Session), int64(id), p.Tubes).Scan(&jid, &tube, &prio, &body)
+		var readyUS *int64
+		err := b.pool.QueryRow(ctx, b.st.get("reserve_handed"), b.now(), string(p.Session), int64(id), p.Tubes).Scan(&jid, &tube, &prio, &body, &readyUS)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		job = &backend.Job{ID: uint64(jid), Tube: tube, Priority: uint32(prio), Body: body}
+		job = withReadyFor(&backend.Job{ID: uint64(jid), Tube: tube, Priority: uint32(prio), Body: body}, readyUS)
 		return nil
 	})
 	if err != nil {
@@ -315,4 +317,13 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// withReadyFor sets j's ReadyFor from the microseconds a reserve statement reported it ready
+// (nil: not known, a job made ready by an older gateway version).
+func withReadyFor(j *backend.Job, us *int64) *backend.Job {
+	if us != nil {
+		j.ReadyFor, j.HasReadyFor = time.Duration(*us)*time.Microsecond, true
+	}
+	return j
 }

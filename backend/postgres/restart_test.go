@@ -24,7 +24,7 @@ func TestDatabaseRestartedMidTest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	const timeout = time.Second
-	opts := Options{DSN: c.url(), Schema: "restart", CommandTimeout: timeout, LeaseTTL: 1500 * time.Millisecond, VacuumInterval: -1}
+	opts := Options{DSN: c.URL(), Schema: "restart", CommandTimeout: timeout, LeaseTTL: 1500 * time.Millisecond, VacuumInterval: -1}
 	b, err := New(ctx, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = b.Close() })
@@ -93,7 +93,7 @@ func TestDatabaseRestartedMidTest(t *testing.T) {
 		}()
 	}
 	time.Sleep(200 * time.Millisecond)
-	c.crash()
+	c.Crash()
 
 	// Down: every kind of call fails cleanly, as an infrastructure error, within the timeout.
 	s := backend.SessionID("restart.1")
@@ -125,7 +125,7 @@ func TestDatabaseRestartedMidTest(t *testing.T) {
 	require.Less(t, time.Since(began), 2*timeout+time.Second)
 	client.Do("stats-tube wire\r\n", "INTERNAL_ERROR\r\n")
 
-	c.restart()
+	c.Restart()
 
 	// Back: the same client connection and the Backend recover by themselves.
 	deadline := time.Now().Add(15 * time.Second)

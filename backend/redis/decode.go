@@ -83,6 +83,18 @@ func (r *reply) job(i int) (*backend.Job, error) {
 	return j, nil
 }
 
+// readyFor sets j's ReadyFor from item i, the milliseconds the job had been ready when reserved
+// (negative: not known, as for a job made ready by an older gateway version).
+func (r *reply) readyFor(j *backend.Job, i int) *backend.Job {
+	if j == nil || i >= len(r.a) {
+		return j
+	}
+	if ms := r.int(i); ms >= 0 {
+		j.ReadyFor, j.HasReadyFor = time.Duration(ms)*time.Millisecond, true
+	}
+	return j
+}
+
 func parseState(s string) (backend.State, error) {
 	switch s {
 	case "ready":

@@ -145,7 +145,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 	switch r.int(0) {
 	case 1:
 		j, err := b.sawJob(r.job(1))
-		return reserveOutcome{job: j, more: r.int(5) == 1}, err
+		return reserveOutcome{job: r.readyFor(j, 6), more: r.int(5) == 1}, err
 	case 2:
 		return reserveOutcome{soon: true}, r.err
 	}
@@ -164,7 +164,9 @@ func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id
 	if err != nil || res == nil {
 		return nil, err
 	}
-	return b.sawJob(newReply(res).job(0))
+	r := newReply(res)
+	j, err := b.sawJob(r.job(0))
+	return r.readyFor(j, 4), err
 }
 
 // after returns a channel closed once d has passed on the backend's clock, and its stop func.

@@ -33,7 +33,11 @@ func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
 	exit, stdout, _ := runArgs(t, "-h")
 	require.Equal(t, exitOK, exit)
 	require.Contains(t, stdout, "Usage: beangate [OPTIONS]")
-	require.Contains(t, stdout, "-l, --listen")
+	// Each flag with its argument's name, as pflag takes it from the usage's first `NAME`.
+	for _, want := range []string{"-l, --listen ADDR", "-b, --binlog-dir DIR", "--http ADDR",
+		"--tls-cert FILE", "--tls-client-ca FILE", "--auth-token-file FILE", "--metrics-max-tubes N"} {
+		require.Contains(t, stdout, want)
+	}
 	require.NotContains(t, stdout, "removed-c", "the removed flags stay out of the help")
 }
 

@@ -73,11 +73,13 @@ func (f *fleet) serveOps() (net.Addr, error) {
 	return ln.Addr(), nil
 }
 
-// instrument wraps the store so its calls are measured, when metrics are on.
+// instrument wraps the store so its calls are measured, and exports its binlog's figures if it
+// keeps one, when metrics are on.
 func (f *fleet) instrument(store backend.Backend) backend.Backend {
 	if f.registry == nil {
 		return store
 	}
+	ops.RegisterBinlog(f.registry, store)
 	return ops.InstrumentBackend(store, f.registry)
 }
 

@@ -17,6 +17,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/backend/postgres/pgtest"
 )
 
 // httpGet returns the status and body of the ops listener's path.
@@ -63,6 +65,24 @@ func TestOpsListenerServesHealthAndMetrics(t *testing.T) {
 	} {
 		require.Contains(t, body, want)
 	}
+}
+
+// With -b, /metrics carries the binlog's figures (wired by the command, not only by the tests of
+// gateway/ops); without it, none.
+func TestMetricsOfTheBinlog(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "-p", "0", "--http", "127.0.0.1:0", "-b", t.TempDir(), "-f0")
+	require.Equal(t, "INSERTED 1\r\n", dial(t, s.addr).roundTrip(t, "put 0 0 10 1\r\nx\r\n"))
+	_, body := s.httpGet(t, "/metrics")
+	for _, want := range []string{
+		"beangate_binlog_records_written_total 1\n", `beangate_binlog_errors_total{op="write"} 0`,
+		"beangate_binlog_fsync_duration_seconds_count ", "beangate_binlog_files ",
+	} {
+		require.Contains(t, body, want)
+	}
+	plain := startServer(t, "-p", "0", "--http", "127.0.0.1:0")
+	_, body = plain.httpGet(t, "/metrics")
+	require.NotContains(t, body, "beangate_binlog_")
 }
 
 // /readyz: ready once serving; 503 for good after SIGUSR1 (drain), while /healthz stays 200.
@@ -116,25 +136,41 @@ func TestSecondSIGTERMCutsTheShutdownDelay(t *testing.T) {
 	require.Equal(t, exitOK, s.waitExit(t, 5*time.Second))
 }
 
-// /readyz follows the store: 503 once a Redis it cannot reach has been down for
-// --store-down-after, and ready again when Redis is back.
+// /readyz follows the store: 503 once a store it cannot reach (a private Redis killed, a private
+// PostgreSQL stopped) has been down for --store-down-after, and ready again when it is back.
 func TestReadyzFollowsTheStore(t *testing.T) {
 	t.Parallel()
-	r := startPrivateRedis(t)
-	s := startServer(t, "-p", "0", "--http", "127.0.0.1:0", "--store-down-after", "500ms",
-		"--backend", r.url()+"?prefix=readyz&timeout=300ms")
-	s.requireReadyz(t, http.StatusOK, "ready")
+	for _, tt := range []struct {
+		name  string
+		start func(t *testing.T) (backendURL string, stop, restart func())
+	}{
+		{"Redis", func(t *testing.T) (string, func(), func()) {
+			r := startPrivateRedis(t)
+			return r.url() + "?prefix=readyz&timeout=300ms", r.kill, r.start
+		}},
+		{"PostgreSQL", func(t *testing.T) (string, func(), func()) {
+			c := pgtest.PrivateCluster(t)
+			return c.URL() + "&schema=readyz&command_timeout=300ms&lease_ttl=1s", c.Stop, c.Restart
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			url, stop, restart := tt.start(t)
+			s := startServer(t, "-p", "0", "--http", "127.0.0.1:0", "--store-down-after", "500ms", "--backend", url)
+			s.requireReadyz(t, http.StatusOK, "ready")
 
-	r.kill()
-	s.requireReadyz(t, http.StatusServiceUnavailable, "store unreachable")
-	_, metrics := s.httpGet(t, "/metrics")
-	require.Contains(t, metrics, "beangate_store_up 0")
-	require.Contains(t, metrics, "beangate_ready 0")
+			stop()
+			s.requireReadyz(t, http.StatusServiceUnavailable, "store unreachable")
+			_, metrics := s.httpGet(t, "/metrics")
+			require.Contains(t, metrics, "beangate_store_up 0")
+			require.Contains(t, metrics, "beangate_ready 0")
 
-	r.start()
-	s.requireReadyz(t, http.StatusOK, "ready")
-	c := dial(t, s.addr)
-	require.Regexp(t, `^INSERTED \d+\r\n$`, c.roundTrip(t, "put 0 0 10 1\r\nx\r\n"))
+			restart()
+			s.requireReadyz(t, http.StatusOK, "ready")
+			c := dial(t, s.addr)
+			require.Regexp(t, `^INSERTED \d+\r\n$`, c.roundTrip(t, "put 0 0 10 1\r\nx\r\n"))
+		})
+	}
 }
 
 // SIGHUP re-reads the token file: the new token works, the old one no longer does, and

@@ -17,7 +17,7 @@ import (
 )
 
 // The command opens each store from its URL, given as a flag, in the environment or in the
-// config file, and serves the protocol over it; migrate-db prepares a Postgres schema for
+// config file, and serves the protocol over it (the job's time ready measured); migrate-db prepares a Postgres schema for
 // gateways started with ?migrate=false. The stores are the real ones (CI=true: an unreachable
 // one fails the test).
 // Not parallel itself: one case sets the environment (the others run in parallel after it).
@@ -54,7 +54,7 @@ func TestServesEveryStoreBackend(t *testing.T) {
 			if tt.before != nil {
 				tt.before(t, url)
 			}
-			args := []string{"-l", "127.0.0.1", "-p", "0"}
+			args := []string{"-l", "127.0.0.1", "-p", "0", "--http", "127.0.0.1:0"}
 			switch tt.how {
 			case "flag":
 				args = append(args, "--backend", url)
@@ -79,6 +79,9 @@ func TestServesEveryStoreBackend(t *testing.T) {
 			require.Equal(t, "RESERVED "+id+" 5\r\n", c.roundTrip(t, "reserve-with-timeout 0\r\n"))
 			require.Equal(t, "hello\r\n", c.roundTrip(t, ""))
 			require.Equal(t, "DELETED\r\n", c.roundTrip(t, "delete "+id+"\r\n"))
+			// Every store tells how long the job waited ready, for the queueing-time histogram.
+			_, metrics := s.httpGet(t, "/metrics")
+			require.Contains(t, metrics, `beangate_job_ready_wait_seconds_count{tube="default"} 1`+"\n")
 			if jobs != nil {
 				require.Zero(t, jobs())
 			}

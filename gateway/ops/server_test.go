@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory"
+	"github.com/beangate/beangate/backend/memory/binlog"
 	"github.com/beangate/beangate/gateway"
 	"github.com/beangate/beangate/gateway/gatewaytest"
 	"github.com/beangate/beangate/gateway/ops"
@@ -27,9 +29,15 @@ type opsServer struct {
 
 func startOpsServer(t testing.TB, maxTubes int, cfg gateway.Config) *opsServer {
 	t.Helper()
+	return startOpsServerOn(t, memory.New(memory.Options{}), maxTubes, cfg)
+}
+
+// startOpsServerOn is startOpsServer over raw, which it closes at the end.
+func startOpsServerOn(t testing.TB, raw backend.Backend, maxTubes int, cfg gateway.Config) *opsServer {
+	t.Helper()
 	reg := prometheus.NewRegistry()
-	raw := memory.New(memory.Options{})
 	t.Cleanup(func() { _ = raw.Close() })
+	ops.RegisterBinlog(reg, raw)
 	store := ops.InstrumentBackend(raw, reg)
 	m := ops.NewMetrics(reg, maxTubes)
 	cfg.Observer = m
@@ -40,4 +48,13 @@ func startOpsServer(t testing.TB, maxTubes int, cfg gateway.Config) *opsServer {
 	hs := httptest.NewServer(ops.Handler(reg, ready))
 	t.Cleanup(hs.Close)
 	return &opsServer{addr: addr, http: hs.URL, srv: srv, store: store, ready: ready, reg: reg, metrics: m}
+}
+
+// startBinlogServer is startOpsServer over a memory store keeping its binlog in dir (-f0: an
+// fsync before every reply).
+func startBinlogServer(t *testing.T, dir string) *opsServer {
+	t.Helper()
+	raw, err := memory.Open(memory.Options{Binlog: &binlog.Options{Dir: dir, MaxFileSize: 1 << 20}})
+	require.NoError(t, err)
+	return startOpsServerOn(t, raw, 100, gateway.Config{})
 }

@@ -23,20 +23,20 @@ type tlsServer struct {
 	*opsServer
 	files  *ops.TLSFiles
 	dir    string
-	ca     *testCA
+	ca     *gatewaytest.TestCA
 	serial *big.Int
 }
 
-func startTLSServer(t *testing.T, clientCA *testCA, cfg gateway.Config) *tlsServer {
+func startTLSServer(t *testing.T, clientCA *gatewaytest.TestCA, cfg gateway.Config) *tlsServer {
 	t.Helper()
-	s := &tlsServer{dir: t.TempDir(), ca: newCA(t, "server CA")}
-	certPEM, keyPEM, serial := s.ca.issue(t, "beangate", false)
+	s := &tlsServer{dir: t.TempDir(), ca: gatewaytest.NewCA(t, "server CA")}
+	certPEM, keyPEM, serial := s.ca.Issue(t, "beangate", false)
 	s.serial = serial
 	certFile := writeFile(t, s.dir, "cert.pem", certPEM)
 	keyFile := writeFile(t, s.dir, "key.pem", keyPEM)
 	caFile := ""
 	if clientCA != nil {
-		caFile = writeFile(t, s.dir, "clients.pem", clientCA.pem)
+		caFile = writeFile(t, s.dir, "clients.pem", clientCA.PEM)
 	}
 	files, err := ops.LoadTLS(certFile, keyFile, caFile)
 	require.NoError(t, err)
@@ -48,7 +48,7 @@ func startTLSServer(t *testing.T, clientCA *testCA, cfg gateway.Config) *tlsServ
 
 // rotate writes a new certificate and key and reloads them, returning the new serial.
 func (s *tlsServer) rotate(t *testing.T) *big.Int {
-	certPEM, keyPEM, serial := s.ca.issue(t, "beangate", false)
+	certPEM, keyPEM, serial := s.ca.Issue(t, "beangate", false)
 	writeFile(t, s.dir, "key.pem", keyPEM)
 	writeFile(t, s.dir, "cert.pem", certPEM)
 	require.NoError(t, s.files.Reload())
@@ -57,7 +57,7 @@ func (s *tlsServer) rotate(t *testing.T) *big.Int {
 
 func (s *tlsServer) dial(t *testing.T, certs ...tls.Certificate) (*tls.Conn, error) {
 	return tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", s.addr,
-		&tls.Config{RootCAs: s.ca.pool(), Certificates: certs})
+		&tls.Config{RootCAs: s.ca.Pool(), Certificates: certs})
 }
 
 // go-beanstalk, unchanged, over a TLS connection: the protocol needs nothing new.
@@ -81,17 +81,17 @@ func TestTLSWithARealClient(t *testing.T) {
 // With a client CA, only clients with a certificate it signed are served.
 func TestMutualTLS(t *testing.T) {
 	t.Parallel()
-	clients := newCA(t, "client CA")
-	stranger := newCA(t, "someone else's CA")
+	clients := gatewaytest.NewCA(t, "client CA")
+	stranger := gatewaytest.NewCA(t, "someone else's CA")
 	s := startTLSServer(t, clients, gateway.Config{})
 	tests := []struct {
 		name   string
 		certs  []tls.Certificate
 		served bool
 	}{
-		{"SignedByTheClientCA", []tls.Certificate{clients.clientCert(t)}, true},
+		{"SignedByTheClientCA", []tls.Certificate{clients.ClientCert(t)}, true},
 		{"NoCertificate", nil, false},
-		{"SignedByAnotherCA", []tls.Certificate{stranger.clientCert(t)}, false},
+		{"SignedByAnotherCA", []tls.Certificate{stranger.ClientCert(t)}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

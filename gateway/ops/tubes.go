@@ -27,7 +27,7 @@ func newTubeHistograms(max int) *tubeHistograms {
 	return &tubeHistograms{
 		readyWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "beangate_job_ready_wait_seconds",
-			Help:    "How long a job had been ready when a reserve took it (memory store; see README).",
+			Help:    "How long a job had been ready when a reserve took it: since it last became ready (put, release, kick, its delay or TTR running out, its owner leaving).",
 			Buckets: queueBuckets,
 		}, []string{"tube"}),
 		processing: prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -67,9 +67,11 @@ type Log struct {
 	timer     *time.Timer
 	closed    bool
 
-	writeErrors atomic.Uint64
+	writeErrors atomic.Uint64 // failed writes, and room or files that could not be made
+	syncErrors  atomic.Uint64 // failed fsyncs
 	syncs       atomic.Uint64 // fsync rounds, for the tests of the policies
 	slowSync    time.Duration // tests: each fsync round takes at least this long
+	onSync      atomic.Pointer[func(time.Duration)]
 }
 
 type chunk struct {
@@ -435,12 +437,14 @@ func (l *Log) markDirtyLocked(f *File) {
 // or went.
 func (l *Log) syncLocked() error {
 	target := l.written
+	began := time.Now()
+	defer l.observeSync(began)
 	time.Sleep(l.slowSync)
 	for len(l.dirty) > 0 {
 		f := l.dirty[0]
 		if f.fd != nil {
 			if err := datasync(f.fd); err != nil {
-				return l.failed("fsync", f, err)
+				return l.syncFailed("fsync", f, err)
 			}
 		}
 		l.dirty = l.dirty[1:]
@@ -448,13 +452,23 @@ func (l *Log) syncLocked() error {
 	if l.dirDirty.Swap(false) {
 		if err := l.dirf.Sync(); err != nil {
 			l.dirDirty.Store(true)
-			return l.failed("fsync of the directory", nil, err)
+			return l.syncFailed("fsync of the directory", nil, err)
 		}
 	}
 	l.synced = target
 	l.lastSync = time.Now()
 	l.syncs.Add(1)
 	return nil
+}
+
+// ObserveSyncs has f called with the duration of every fsync round from now on (failed ones
+// included), on the goroutine that synced.
+func (l *Log) ObserveSyncs(f func(time.Duration)) { l.onSync.Store(&f) }
+
+func (l *Log) observeSync(began time.Time) {
+	if f := l.onSync.Load(); f != nil {
+		(*f)(time.Since(began))
+	}
 }
 
 // armSyncLocked schedules the fsync that -f MS promises: at most MS after this write, whether
@@ -510,30 +524,72 @@ func (l *Log) removeRetiredLocked() {
 	}
 }
 
-// failed counts and logs a failed write or fsync and returns it as the callers' error.
+// failed counts and logs a failed write and returns it as the callers' error.
 func (l *Log) failed(what string, f *File, err error) error {
 	l.writeErrors.Add(1)
+	return l.report(what, f, err)
+}
+
+// syncFailed is failed for an fsync.
+func (l *Log) syncFailed(what string, f *File, err error) error {
+	l.syncErrors.Add(1)
+	return l.report(what, f, err)
+}
+
+func (l *Log) report(what string, f *File, err error) error {
 	l.log.Error("binlog: "+what+" failed", "file", FileName(f.Num()), "err", err)
 	return fmt.Errorf("binlog: %s of %s: %w", what, FileName(f.Num()), err)
 }
 
-// Stats are the binlog's figures for the stats command.
+// Stats are the binlog's figures, for the stats command and the metrics.
 type Stats struct {
 	OldestIndex, CurrentIndex uint64
 	RecordsWritten, Migrated  uint64
 	MaxSize                   int64
-	WriteErrors               uint64
+	WriteErrors               uint64 // writes that failed, and room or files that could not be made
+	SyncErrors                uint64 // fsyncs that failed
+	// Files counts the binlog.N files the log holds: those with records and those made ahead;
+	// DiskBytes is their size on disk, preallocated space included.
+	Files     int
+	DiskBytes int64
+	LiveBytes int64  // the live jobs' latest full records
+	Bytes     uint64 // bytes of records placed since the log was opened
 }
 
 // Stats reports the log's figures (under the caller's lock).
 func (l *Log) Stats() Stats {
-	return Stats{
+	st := Stats{
 		OldestIndex:    l.files[0].N,
 		CurrentIndex:   l.current().N,
 		RecordsWritten: l.records,
 		Migrated:       l.migrated,
 		MaxSize:        l.opts.MaxFileSize,
 		WriteErrors:    l.writeErrors.Load(),
+		SyncErrors:     l.syncErrors.Load(),
+		LiveBytes:      l.live,
+	}
+	for _, f := range l.files {
+		st.Files++
+		st.DiskBytes += f.capacity
+	}
+	for _, f := range l.spares { // one being zero-filled is not there yet
+		if f.ready == nil || isClosed(f.ready) && f.err == nil {
+			st.Files++
+			st.DiskBytes += f.capacity
+		}
+	}
+	l.pmu.Lock()
+	st.Bytes = l.appended
+	l.pmu.Unlock()
+	return st
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -16,7 +16,9 @@ WITH ended AS (
     INSERT INTO {{schema}}.job_timeout_counts (n) SELECT n FROM expired WHERE n > 0
 ), returned AS (
     UPDATE {{schema}}.jobs
-    SET state = 1, reserved_by = NULL, timeouts = timeouts + (due_at <= {{now}})::int, due_at = NULL
+    -- A reservation past its deadline became ready at it.
+    SET state = 1, reserved_by = NULL, timeouts = timeouts + (due_at <= {{now}})::int,
+        ready_at = least(due_at, {{now}}), due_at = NULL
     WHERE state = 3 AND reserved_by = ANY($2::text[])
     RETURNING id, tube, reserved_at
 ), refs AS (

@@ -16,7 +16,7 @@ WITH has_buried AS (
         WHERE tube = $2::text AND state = 2 AND due_at > {{now}} AND NOT (SELECT yes FROM has_buried)
         ORDER BY due_at, id LIMIT $3::bigint FOR UPDATE SKIP LOCKED) delayed
 ), kicked AS (
-    UPDATE {{schema}}.jobs SET state = 1, due_at = NULL, buried_seq = NULL, kicks = kicks + 1
+    UPDATE {{schema}}.jobs SET state = 1, ready_at = {{now}}, due_at = NULL, buried_seq = NULL, kicks = kicks + 1
     WHERE id = ANY(ARRAY(SELECT id FROM picked)) -- an index condition, not a semi join
     RETURNING id
 ), notified AS (

@@ -2,7 +2,7 @@
 -- ready already); announces its tube.
 -- $1 now (NULL: database clock), $2 id. Returns the tube, or no row.
 WITH kicked AS (
-    UPDATE {{schema}}.jobs SET state = 1, due_at = NULL, buried_seq = NULL, kicks = kicks + 1
+    UPDATE {{schema}}.jobs SET state = 1, ready_at = {{now}}, due_at = NULL, buried_seq = NULL, kicks = kicks + 1
     WHERE id = $2::bigint AND (state = 4 OR state = 2 AND due_at > {{now}})
     RETURNING tube
 ), notified AS (

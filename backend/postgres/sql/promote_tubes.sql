@@ -29,7 +29,8 @@ WITH picked AS (
     FOR UPDATE
 ), readied AS (
     UPDATE {{schema}}.jobs j
-    SET state = 1, due_at = NULL, reserved_by = NULL, reserved_at = NULL,
+    -- Ready since its due time (the old due_at), not since this statement noticed it.
+    SET state = 1, ready_at = j.due_at, due_at = NULL, reserved_by = NULL, reserved_at = NULL,
         timeouts = j.timeouts + (j.state = 3)::int
     WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
     RETURNING j.id

@@ -28,9 +28,10 @@ WITH input AS (
     ON CONFLICT (name) DO UPDATE
     SET jobs_count = t.jobs_count + excluded.jobs_count, total_jobs = t.total_jobs + excluded.total_jobs
 ), inserted AS (
-    INSERT INTO {{schema}}.jobs (id, tube, state, priority, delay_us, ttr_us, created_at, due_at, body)
+    INSERT INTO {{schema}}.jobs (id, tube, state, priority, delay_us, ttr_us, created_at, due_at, ready_at, body)
     SELECT id, tube, CASE WHEN delay_us > 0 THEN 2 ELSE 1 END, priority, delay_us, ttr_us, {{now}},
-           CASE WHEN delay_us > 0 THEN {{now}} + delay_us * interval '1 microsecond' END, body
+           CASE WHEN delay_us > 0 THEN {{now}} + delay_us * interval '1 microsecond' END,
+           CASE WHEN delay_us = 0 THEN {{now}} END, body
     FROM numbered
 ), counted AS (
     UPDATE {{schema}}.counters SET total_jobs = total_jobs + (SELECT count(*) FROM input) WHERE id = 1

@@ -13,6 +13,7 @@ WITH released AS (
     UPDATE {{schema}}.jobs
     SET priority = $4::bigint, delay_us = $5::bigint, releases = releases + 1, reserved_by = NULL,
         state = CASE WHEN $5::bigint > 0 THEN 2 ELSE 1 END,
+        ready_at = CASE WHEN $5::bigint > 0 THEN ready_at ELSE {{now}} END,
         due_at = CASE WHEN $5::bigint > 0 THEN {{now}} + $5::bigint * interval '1 microsecond' END
     WHERE id = $3::bigint AND (state = 3 AND reserved_by = $2::text AND due_at > {{now}}) IS TRUE
     RETURNING tube, state, due_at

@@ -9,4 +9,7 @@ SET state = 3, reserved_by = $2::text, due_at = {{now}} + j.ttr_us * interval '1
 WHERE j.id = $3::bigint AND j.state = 1 AND j.tube = ANY($4::text[])
   AND (SELECT t.pause_until > {{now}} FROM {{schema}}.tubes t WHERE t.name = j.tube) IS NOT TRUE
   AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
-RETURNING j.id, j.tube, j.priority, j.body
+RETURNING j.id, j.tube, j.priority, j.body,
+    -- How long it was ready (µs; NULL: not known). Never negative: another transaction may have
+    -- made it ready after this one's now().
+    greatest(0, (extract(epoch FROM {{now}} - j.ready_at) * 1000000)::bigint)

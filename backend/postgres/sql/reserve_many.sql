@@ -17,8 +17,8 @@
 -- delayed job's time, a reservation's deadline (those taken by this statement included), or a
 -- pause's end.
 -- $1 now (NULL: database clock), $2 tubes, $3 sessions.
--- Returns per session either (session, job, NULL, NULL, NULL) or (session, NULLs, now,
--- own deadline, next due).
+-- Returns per session either (session, job, NULL, NULL, NULL, µs the job was ready) or
+-- (session, NULLs, now, own deadline, next due, NULL).
 WITH active AS (
     SELECT w.name
     FROM unnest($2::text[]) AS w(name)
@@ -43,12 +43,15 @@ WITH active AS (
         due_at = {{now}} + j.ttr_us * interval '1 microsecond', reserved_at = {{now}},
         buried_seq = NULL, reserves = j.reserves + 1
     WHERE j.id = ANY((SELECT ids FROM best)::bigint[])
-    RETURNING j.id, j.tube, j.priority, j.body, j.reserved_by, j.due_at
+    RETURNING j.id, j.tube, j.priority, j.body, j.reserved_by, j.due_at, j.ready_at
 ), unserved AS (
     SELECT s.session FROM unnest($3::text[]) AS s(session)
     WHERE s.session <> ALL(ARRAY(SELECT reserved_by FROM reserved))
 )
-SELECT reserved_by, id, tube, priority, body, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz
+SELECT reserved_by, id, tube, priority, body, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz,
+    -- How long it was ready (µs; NULL: not known). Never negative: another transaction may have
+    -- made it ready after this one's now().
+    greatest(0, (extract(epoch FROM {{now}} - ready_at) * 1000000)::bigint)
 FROM reserved
 WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
 UNION ALL
@@ -70,5 +73,6 @@ SELECT u.session, NULL, NULL, NULL, NULL, {{now}},
         UNION ALL
         SELECT pause_until FROM {{schema}}.tubes
         WHERE name = ANY($2::text[]) AND pause_until > {{now}}
-    ) next)
+    ) next),
+    NULL
 FROM unserved u

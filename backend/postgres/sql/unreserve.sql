@@ -1,6 +1,6 @@
 -- unreserve: undoes the reservation of job $2 by session $1 made for a reserve whose caller had
 -- already given up (cancelled, timed out) when its batch committed: the job is ready again, as
--- if never reserved, and its tube is announced. A timeout counted on the way stays counted: the
+-- if never reserved (ready since when it was before), and its tube is announced. A timeout counted on the way stays counted: the
 -- earlier reservation did run out.
 -- The conditions beside the id are wrapped in (...) IS TRUE, which no index can serve, so that the
 -- job is found by its primary key: a generic plan made on a small table would otherwise scan a

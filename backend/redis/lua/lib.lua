@@ -27,8 +27,9 @@
 --   B:t:<tube>:reserved        zset id -> TTR deadline ms
 --   B:t:<tube>:buried          zset id -> bury sequence (FIFO)
 --   B:j:<id>                   hash: b body, t tube, p pri, ttr, d delay, c created, s state,
---                              a due/deadline; o owner session and the counters nres ntim
---                              nrel nbur nkick are absent until set
+--                              a due/deadline, r when it last became ready (ms; a reserve
+--                              reports how long it was ready); o owner session and the
+--                              counters nres ntim nrel nbur nkick are absent until set
 --   B:s:<session>              hash: use; wt the tubes its waiting reserve counts in, \n-joined;
 --                              p its process, if the session was registered again (known)
 --   B:s:<session>:w            set of watched tubes
@@ -208,10 +209,12 @@ local function raise_ids(floor)
   if cur < floor then redis.call('SET', B .. ':ids', ds(floor)) end
 end
 
--- to_ready puts job m (whose fields are already out of their old set) into t's ready set.
-local function to_ready(t, m, pri)
+-- to_ready puts job m (whose fields are already out of their old set) into t's ready set, ready
+-- since at (ms; NOW if nil): a due time that passed before this call noticed it is when the job
+-- became ready.
+local function to_ready(t, m, pri, at)
   redis.call('ZADD', kready(t), pri, m)
-  redis.call('HSET', kjob(m), 's', 'ready', 'o', '', 'a', 0)
+  redis.call('HSET', kjob(m), 's', 'ready', 'o', '', 'a', 0, 'r', at or ds(NOW))
 end
 
 -- tick applies every due transition of tube t: delayed jobs whose time came become ready,
@@ -221,19 +224,20 @@ end
 -- it is not paused) and whether a job may have become reservable.
 local function tick(t, quiet)
   local woke = false
-  local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW))
-  for _, m in ipairs(due) do
-    to_ready(t, m, redis.call('HGET', kjob(m), 'p'))
+  local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW), 'WITHSCORES')
+  for i = 1, #due, 2 do
+    to_ready(t, due[i], redis.call('HGET', kjob(due[i]), 'p'), due[i + 1])
   end
   if #due > 0 then
     redis.call('ZREMRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW))
     woke = true
   end
-  local expired = redis.call('ZRANGEBYSCORE', kreserved(t), '-inf', ds(NOW))
-  for _, m in ipairs(expired) do
+  local expired = redis.call('ZRANGEBYSCORE', kreserved(t), '-inf', ds(NOW), 'WITHSCORES')
+  for i = 1, #expired, 2 do
+    local m = expired[i]
     local f = redis.call('HMGET', kjob(m), 'p', 'o')
     if f[2] and f[2] ~= '' then redis.call('ZREM', ksres(f[2]), m) end
-    to_ready(t, m, f[1])
+    to_ready(t, m, f[1], expired[i + 1])
     redis.call('HINCRBY', kjob(m), 'ntim', 1)
     redis.call('HINCRBY', STATS, 'timeouts', 1)
   end
@@ -286,19 +290,22 @@ local function unlink(t, m, st, o)
   end
 end
 
--- reserve_for makes job m of tube t (already unlinked) reserved by session s; returns the job.
+-- reserve_for makes job m of tube t (already unlinked) reserved by session s; returns the job
+-- {id, tube, priority, body, ready for (ms; -1: not taken from ready, or not known)}.
 -- (known: s is findable from its process, so that the reaper can return the job.)
-local function reserve_for(t, m, s)
+local function reserve_for(t, m, s, from_ready)
   known(s)
   local jk = kjob(m)
-  local f = redis.call('HMGET', jk, 'ttr', 'p', 'b', 'nres')
+  local f = redis.call('HMGET', jk, 'ttr', 'p', 'b', 'nres', 'r')
   local deadline = ds(NOW + tonumber(f[1]))
   redis.call('ZADD', kreserved(t), deadline, m)
   redis.call('ZADD', ksres(s), deadline, m)
   -- rq numbers the reservation: a closing session returns its jobs in that order (end_session).
   redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres', tonumber(f[4] or 0) + 1,
     'rq', redis.call('HINCRBY', STATS, 'rseq', 1))
-  return {m, t, f[2], f[3]}
+  local ready_for = -1
+  if from_ready and f[5] then ready_for = math.max(0, NOW - tonumber(f[5])) end
+  return {m, t, f[2], f[3], ready_for}
 end
 
 -- end_session returns session s's reservations to ready and drops its tube references. The jobs

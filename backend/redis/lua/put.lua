@@ -16,9 +16,10 @@ end
 local m = string.format('%020d', id)
 local st, due = 'ready', 0
 if delay > 0 then st, due = 'delayed', ds(NOW + delay) end
--- Counters (nres, ntim, nrel, nbur, nkick) and the owner start absent, read as 0 / none.
+-- Counters (nres, ntim, nrel, nbur, nkick) and the owner start absent, read as 0 / none; r (ready
+-- since) is rewritten when a delayed job becomes ready.
 redis.call('HSET', kjob(m), 'b', ARGV[7], 't', t, 'p', pri, 'ttr', ARGV[6], 'd', ARGV[5],
-  'c', ds(NOW), 's', st, 'a', due)
+  'c', ds(NOW), 's', st, 'a', due, 'r', ds(NOW))
 if delay > 0 then
   to_delayed(t, m, due)
 else

@@ -8,8 +8,10 @@
 --           so that notify publishes them; see wait in lib.lua, which also restores what a
 --           store that lost data forgot of the session),
 -- ARGV[6..] = watched tubes: the session's whole watch list
--- returns {1, id, tube, priority, body, more}  reserved; more = 1 if a watched tube still has a
---                                              ready job (so another waiter may be woken)
+-- returns {1, id, tube, priority, body, more, ready for}
+--                                              reserved; more = 1 if a watched tube still has a
+--                                              ready job (so another waiter may be woken); ready
+--                                              for: ms since the job became ready (-1: unknown)
 --         {2}                                  deadline soon: nothing reservable and one of the
 --                                              session's reservations is within the margin
 --         {0, next, now, soon}                 nothing: next = the earliest time (ms) at which
@@ -56,10 +58,10 @@ end
 if best then
   local besttube = ARGV[besti]
   redis.call('ZREM', kready(besttube), best)
-  local j = reserve_for(besttube, best, s)
+  local j = reserve_for(besttube, best, s, true)
   local more = 0
   if tops > 1 then more = 1 end
-  return {1, j[1], j[2], j[3], j[4], more}
+  return {1, j[1], j[2], j[3], j[4], more, j[5]}
 end
 
 local next, soon = -1, -1

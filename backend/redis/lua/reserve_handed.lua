@@ -3,7 +3,7 @@
 -- the session's waiting reserve (see end_session). Nothing if someone was faster.
 -- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = id (padded), ARGV[5..] = the session's watched tubes
--- returns {id, tube, priority, body}, or nil
+-- returns {id, tube, priority, body, ready for (ms; -1: unknown)}, or nil
 local s, m = ARGV[3], ARGV[4]
 local f = fresh(m)
 if not f or f[2] ~= 'ready' then return false end
@@ -14,4 +14,4 @@ end
 if not watched or tick(f[1]) then return false end
 unlink(f[1], m, 'ready')
 unwait(s)
-return reserve_for(f[1], m, s)
+return reserve_for(f[1], m, s, true)

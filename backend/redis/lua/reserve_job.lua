@@ -2,7 +2,8 @@
 -- paused or not).
 -- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = id (padded)
--- returns {id, tube, priority, body}, or nil if the job is missing or reserved
+-- returns {id, tube, priority, body, -1 (a job reserved by id reports no time ready)}, or nil if
+-- the job is missing or reserved
 local s, m = ARGV[3], ARGV[4]
 local f = fresh(m)
 if not f or f[2] == 'reserved' then return false end
