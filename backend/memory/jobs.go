@@ -29,8 +29,8 @@ type job struct {
 	// returns its jobs in this order, as beanstalkd does.
 	reservedSeq uint64
 
-	tIdx   int           // position in the owner's reserved heap
-	gIdx   int           // position in Backend.delayed or Backend.deadlines
+	tIdx int // position in the owner's reserved heap
+	gIdx int // position in Backend.delayed or Backend.deadlines
 	// buried: its place in the order of all buries, which its tube's buried jobs are kept in
 	buriedSeq uint64
 
