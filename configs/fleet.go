@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -26,6 +27,7 @@ type Fleet struct {
 	TLS              TLS           `mapstructure:"tls"`
 	Auth             Auth          `mapstructure:"auth"`
 	Metrics          Metrics       `mapstructure:"metrics"`
+	Console          Console       `mapstructure:"console"`
 }
 
 // TLS serves the beanstalk listener over TLS when Cert and Key are set.
@@ -47,44 +49,65 @@ type Metrics struct {
 	MaxTubes int `mapstructure:"max_tubes"`
 }
 
+// Console is the web console and its JSON API on the ops listener (/ui/, /api/).
+type Console struct {
+	// Enabled serves the console whenever the ops listener is on.
+	Enabled bool `mapstructure:"enabled"`
+	// ReadOnly refuses every action (kick, delete, flush, pause, move, put) and hides them.
+	ReadOnly bool `mapstructure:"read_only"`
+	// User and PasswordHash (bcrypt) turn on Basic Auth; with an auth token file, its tokens are
+	// accepted too. With either, nothing of the console is served without auth.
+	User         string `mapstructure:"user"`
+	PasswordHash string `mapstructure:"password_hash"`
+}
+
 func defaultFleet() Fleet {
 	return Fleet{
 		StoreDownAfter:   5 * time.Second,
 		MaxHandshaking:   1024,
 		HandshakeTimeout: 10 * time.Second,
 		Metrics:          Metrics{MaxTubes: 1000},
+		Console:          Console{Enabled: true, User: "admin"},
 	}
 }
 
 // fleetFlagKeys maps the fleet flags to their keys, as flagKeys does.
 var fleetFlagKeys = map[string]string{
-	"http":              "http",
-	"shutdown-delay":    "shutdown_delay",
-	"store-down-after":  "store_down_after",
-	"max-connections":   "max_connections",
-	"max-handshaking":   "max_handshaking",
-	"handshake-timeout": "handshake_timeout",
-	"tls-cert":          "tls.cert",
-	"tls-key":           "tls.key",
-	"tls-client-ca":     "tls.client_ca",
-	"auth-token-file":   "auth.token_file",
-	"metrics-max-tubes": "metrics.max_tubes",
+	"http":                  "http",
+	"shutdown-delay":        "shutdown_delay",
+	"store-down-after":      "store_down_after",
+	"max-connections":       "max_connections",
+	"max-handshaking":       "max_handshaking",
+	"handshake-timeout":     "handshake_timeout",
+	"tls-cert":              "tls.cert",
+	"tls-key":               "tls.key",
+	"tls-client-ca":         "tls.client_ca",
+	"auth-token-file":       "auth.token_file",
+	"metrics-max-tubes":     "metrics.max_tubes",
+	"console":               "console.enabled",
+	"console-read-only":     "console.read_only",
+	"console-user":          "console.user",
+	"console-password-hash": "console.password_hash",
 }
 
 func fleetDefaults() map[string]any {
 	d := defaultFleet()
 	return map[string]any{
-		"http":              d.HTTP,
-		"shutdown_delay":    d.ShutdownDelay,
-		"store_down_after":  d.StoreDownAfter,
-		"max_connections":   d.MaxConnections,
-		"max_handshaking":   d.MaxHandshaking,
-		"handshake_timeout": d.HandshakeTimeout,
-		"tls.cert":          d.TLS.Cert,
-		"tls.key":           d.TLS.Key,
-		"tls.client_ca":     d.TLS.ClientCA,
-		"auth.token_file":   d.Auth.TokenFile,
-		"metrics.max_tubes": d.Metrics.MaxTubes,
+		"http":                  d.HTTP,
+		"shutdown_delay":        d.ShutdownDelay,
+		"store_down_after":      d.StoreDownAfter,
+		"max_connections":       d.MaxConnections,
+		"max_handshaking":       d.MaxHandshaking,
+		"handshake_timeout":     d.HandshakeTimeout,
+		"tls.cert":              d.TLS.Cert,
+		"tls.key":               d.TLS.Key,
+		"tls.client_ca":         d.TLS.ClientCA,
+		"auth.token_file":       d.Auth.TokenFile,
+		"metrics.max_tubes":     d.Metrics.MaxTubes,
+		"console.enabled":       d.Console.Enabled,
+		"console.read_only":     d.Console.ReadOnly,
+		"console.user":          d.Console.User,
+		"console.password_hash": d.Console.PasswordHash,
 	}
 }
 
@@ -101,6 +124,10 @@ func addFleetFlags(fs *pflag.FlagSet) {
 	fs.String("tls-client-ca", d.TLS.ClientCA, "require client certificates signed by the PEM CAs in `FILE` (mutual TLS)")
 	fs.String("auth-token-file", d.Auth.TokenFile, "connections must send \"auth <token>\" first; accepted tokens one per line in `FILE` (re-read on SIGHUP)")
 	fs.Int("metrics-max-tubes", d.Metrics.MaxTubes, "per-tube metrics for at most `N` tubes")
+	fs.Bool("console", d.Console.Enabled, "serve the web console (/ui/) and its JSON API (/api/) on the ops listener")
+	fs.Bool("console-read-only", d.Console.ReadOnly, "console and API: refuse and hide every action")
+	fs.String("console-user", d.Console.User, "console Basic Auth `USER` (with --console-password-hash)")
+	fs.String("console-password-hash", d.Console.PasswordHash, "console Basic Auth: the bcrypt `HASH` of the password (htpasswd -nbB, or beangate ctl hash-password)")
 }
 
 func (f *Fleet) validate(bad func(format string, args ...any)) {
@@ -125,6 +152,9 @@ func (f *Fleet) validate(bad func(format string, args ...any)) {
 	if f.TLS.ClientCA != "" && f.TLS.Cert == "" {
 		bad("tls.client_ca: needs tls.cert and tls.key")
 	}
+	if h := f.Console.PasswordHash; h != "" && !isBcrypt(h) {
+		bad("console.password_hash: not a bcrypt hash ($2a$, $2b$ or $2y$)")
+	}
 	if f.Metrics.MaxTubes < 0 {
 		bad("metrics.max_tubes %d: must not be negative", f.Metrics.MaxTubes)
 	}
@@ -132,3 +162,8 @@ func (f *Fleet) validate(bad func(format string, args ...any)) {
 
 // TLSEnabled reports whether the beanstalk listener serves TLS.
 func (f *Fleet) TLSEnabled() bool { return f.TLS.Cert != "" }
+
+// isBcrypt tells a bcrypt hash by its prefix; the console checks the rest at the first login.
+func isBcrypt(h string) bool {
+	return len(h) == 60 && (strings.HasPrefix(h, "$2a$") || strings.HasPrefix(h, "$2b$") || strings.HasPrefix(h, "$2y$"))
+}

@@ -144,3 +144,11 @@ func (s *Server) Figures() Figures {
 	}
 	return f
 }
+
+// TubeWaiting is how many of this process's connections wait in a reserve on tube (stats-tube's
+// current-waiting), for the console.
+func (s *Server) TubeWaiting(tube string) int64 { return s.stats.tubeWaiting(tube) }
+
+// ValidTubeName tells whether name is a tube name the protocol accepts, for callers outside it
+// (the console) that create tubes.
+func ValidTubeName(name string) bool { return validName([]byte(name)) }

@@ -51,6 +51,8 @@ func groups() []group {
 		{"Stats", statsCases},
 		{"TubeLifecycle", tubeLifecycleCases},
 		{"Concurrency", concurrencyCases},
+		{"Listing", listingCases},
+		{"Bulk", bulkCases},
 	}
 }
 

@@ -52,6 +52,7 @@ type Backend struct {
 	totalJobs    uint64
 	jobTimeouts  uint64
 	reservations uint64 // reservations made, numbering them (job.reservedSeq)
+	buries       uint64 // buries made, numbering them (job.buriedSeq)
 
 	timer    backend.Timer // the one event timer; nil when none is armed
 	timerAt  time.Time

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"container/list"
 	"context"
 	"time"
 
@@ -30,9 +29,10 @@ type job struct {
 	// returns its jobs in this order, as beanstalkd does.
 	reservedSeq uint64
 
-	tIdx   int           // position in the tube's ready/delay heap or the owner's reserved heap
-	gIdx   int           // position in Backend.delayed or Backend.deadlines
-	buried *list.Element // position in the tube's buried list
+	tIdx int // position in the owner's reserved heap
+	gIdx int // position in Backend.delayed or Backend.deadlines
+	// buried: its place in the order of all buries, which its tube's buried jobs are kept in
+	buriedSeq uint64
 
 	reserves, timeouts, releases, buries, kicks uint32
 }
@@ -44,6 +44,8 @@ func byPriority(a, b *job) bool {
 func byDue(a, b *job) bool {
 	return a.due.Before(b.due) || (a.due.Equal(b.due) && a.id < b.id)
 }
+
+func byBurial(a, b *job) bool { return a.buriedSeq < b.buriedSeq }
 
 func byDeadline(a, b *job) bool {
 	return a.deadline.Before(b.deadline) || (a.deadline.Equal(b.deadline) && a.id < b.id)
@@ -68,16 +70,15 @@ func (b *Backend) detachLocked(j *job) {
 	t := j.tube
 	switch j.state {
 	case backend.Ready:
-		t.ready.Remove(j.tIdx)
+		t.ready.Remove(j)
 		if j.priority < backend.UrgentPriority {
 			t.urgent--
 		}
 	case backend.Delayed:
-		t.delayed.Remove(j.tIdx)
+		t.delayed.Remove(j)
 		b.delayed.Remove(j.gIdx)
 	case backend.Buried:
-		t.buried.Remove(j.buried)
-		j.buried = nil
+		t.buried.Remove(j)
 	case backend.Reserved:
 		j.owner.reserved.Remove(j.tIdx)
 		b.deadlines.Remove(j.gIdx)
@@ -109,7 +110,9 @@ func (b *Backend) delayLocked(j *job, at time.Time, d time.Duration) {
 
 func (b *Backend) buryLocked(j *job) {
 	j.state = backend.Buried
-	j.buried = j.tube.buried.PushBack(j)
+	b.buries++
+	j.buriedSeq = b.buries
+	j.tube.buried.Push(j)
 }
 
 // reserveLocked makes a detached j reserved by s from at.
@@ -302,7 +305,8 @@ func (b *Backend) Kick(ctx context.Context, name string, bound uint64) (n uint64
 	// As beanstalkd: each kick reserves room for its record, and a kick that cannot stops there.
 	if t.buried.Len() > 0 {
 		for ; n < bound && t.buried.Len() > 0; n++ {
-			if err := b.kickLocked(t.buried.Front().Value.(*job), now); err != nil {
+			oldest, _ := t.buried.Top()
+			if err := b.kickLocked(oldest, now); err != nil {
 				return n, kickErr(n, err)
 			}
 		}
@@ -384,9 +388,7 @@ func (b *Backend) PeekState(ctx context.Context, name string, state backend.Stat
 	case backend.Delayed:
 		j, ok = t.delayed.Top()
 	case backend.Buried:
-		if e := t.buried.Front(); e != nil {
-			j, ok = e.Value.(*job), true
-		}
+		j, ok = t.buried.Top()
 	}
 	if !ok {
 		return nil, backend.ErrNotFound

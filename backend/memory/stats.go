@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"time"
 
 	"github.com/beangate/beangate/backend"
 )
@@ -17,7 +18,13 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 	if j == nil {
 		return nil, backend.ErrNotFound
 	}
-	st := &backend.JobStats{
+	st := j.stats(now)
+	return &st, nil
+}
+
+// stats is j's stats-job at now.
+func (j *job) stats(now time.Time) backend.JobStats {
+	st := backend.JobStats{
 		ID:       j.id,
 		Tube:     j.tube.name,
 		State:    j.state,
@@ -38,7 +45,7 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 	case backend.Delayed:
 		st.TimeLeft = j.due.Sub(now)
 	}
-	return st, nil
+	return st
 }
 
 // TubeStats describes tube name.

@@ -14,9 +14,9 @@ type tube struct {
 	name     string
 	orderIdx int // position in Backend.order
 
-	ready    indexedHeap[*job] // by (priority, id)
-	delayed  indexedHeap[*job] // by (due, id)
-	buried   list.List         // of *job, oldest first
+	ready    orderedJobs // by (priority, id)
+	delayed  orderedJobs // by (due, id)
+	buried   orderedJobs // by burial, oldest first
 	reserved uint64
 	urgent   uint64 // ready jobs with priority < UrgentPriority
 
@@ -47,8 +47,9 @@ func (b *Backend) tubeLocked(name string) *tube {
 	t := &tube{
 		name:     name,
 		orderIdx: len(b.order),
-		ready:    newIndexedHeap(byPriority, setTubeIndex),
-		delayed:  newIndexedHeap(byDue, setTubeIndex),
+		ready:    newOrderedJobs(byPriority),
+		delayed:  newOrderedJobs(byDue),
+		buried:   newOrderedJobs(byBurial),
 		pauseIdx: -1,
 	}
 	b.tubes[name] = t

@@ -45,6 +45,9 @@ const (
 	opListTubes     op = "list_tubes"
 	opPause         op = "pause"
 	opRestore       op = "restore"
+	opListJobs      op = "list_jobs"
+	opDeleteJobs    op = "delete_jobs"
+	opMoveJobs      op = "move_jobs"
 )
 
 // ops are all the operations.
@@ -52,7 +55,7 @@ var ops = []op{
 	opSessionBegin, opSessionEnd, opReap, opUse, opWatch, opIgnore,
 	opPut, opReserve, opReserveJob, opReserveHanded, opDelete, opRelease, opBury, opTouch,
 	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
-	opStats, opListTubes, opPause, opRestore,
+	opStats, opListTubes, opPause, opRestore, opListJobs, opDeleteJobs, opMoveJobs,
 }
 
 // scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and

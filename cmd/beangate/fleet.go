@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +15,7 @@ import (
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/configs"
 	"github.com/beangate/beangate/gateway"
+	"github.com/beangate/beangate/gateway/console"
 	"github.com/beangate/beangate/gateway/ops"
 )
 
@@ -27,6 +29,7 @@ type fleet struct {
 	http      *http.Server
 	tls       *ops.TLSFiles
 	tokens    *ops.Tokens
+	console   *console.Console // nil without --http or with --console=false
 }
 
 // newFleet reads the TLS and token files; errors are the configuration's (exit 5).
@@ -58,8 +61,14 @@ func (f *fleet) serveOps() (net.Addr, error) {
 	}
 	f.registry = prometheus.NewRegistry()
 	f.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("/", ops.Handler(f.registry, f.readiness))
+	if f.cfg.Console.Enabled {
+		f.console = console.New(f.consoleOptions())
+		f.console.Register(mux)
+	}
 	f.http = &http.Server{
-		Handler:           ops.Handler(f.registry, f.readiness),
+		Handler:           mux,
 		ReadHeaderTimeout: 5 * time.Second,
 		IdleTimeout:       time.Minute,
 		ErrorLog:          slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
@@ -71,6 +80,31 @@ func (f *fleet) serveOps() (net.Addr, error) {
 	}()
 	f.log.Info("ops listener", "addr", ln.Addr().String())
 	return ln.Addr(), nil
+}
+
+// consoleOptions: Basic Auth with the bcrypt hash, and the beanstalk listener's tokens, if set.
+func (f *fleet) consoleOptions() console.Options {
+	c := f.cfg.Console
+	opts := console.Options{
+		ReadOnly:    c.ReadOnly,
+		Auth:        console.Auth{User: c.User, PasswordHash: c.PasswordHash},
+		Backend:     backendKind(f.cfg.Backend),
+		MaxJobSize:  int(f.cfg.MaxJobSize),
+		CallTimeout: f.cfg.BackendTimeout,
+		Log:         f.log,
+	}
+	if f.tokens != nil {
+		opts.Auth.Token = f.tokens.Check
+	}
+	return opts
+}
+
+// backendKind names the store for the console: the URL's scheme, never its credentials.
+func backendKind(url string) string {
+	if i := strings.Index(url, "://"); i > 0 {
+		return url[:i]
+	}
+	return url
 }
 
 // instrument wraps the store so its calls are measured, and exports its binlog's figures if it
@@ -102,7 +136,13 @@ func (f *fleet) gatewayConfig(gc gateway.Config) gateway.Config {
 
 // opened starts the figures, store metrics and store probe once the store is open and srv
 // serves it, and turns ready. The probe runs until ctx ends.
-func (f *fleet) opened(ctx context.Context, srv *gateway.Server, store backend.Backend) {
+// raw is the store itself (the console needs its optional interfaces), store the one the gateway
+// serves.
+func (f *fleet) opened(ctx context.Context, srv *gateway.Server, store, raw backend.Backend) {
+	if f.console != nil {
+		f.console.Open(raw, srv.TubeWaiting)
+		go f.console.Run(ctx)
+	}
 	if f.registry != nil {
 		f.registry.MustRegister(
 			ops.NewFiguresCollector(srv.Figures, f.readiness.Ready),

@@ -62,6 +62,7 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 			log.Warn("closing backend", "err", err)
 		}
 	}()
+	raw := store
 	store = f.instrument(store)
 
 	srv := gateway.NewServer(f.gatewayConfig(gateway.Config{
@@ -72,7 +73,7 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	}))
 	probeCtx, stopProbe := context.WithCancel(context.Background())
 	defer stopProbe()
-	f.opened(probeCtx, srv, store)
+	f.opened(probeCtx, srv, store, raw)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "backend", redactedURL(cfg.Backend), "version", versionLine(),

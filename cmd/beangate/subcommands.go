@@ -1,6 +1,11 @@
 package main
 
-import "context"
+import (
+	"context"
+	"os"
+
+	"github.com/beangate/beangate/ctl"
+)
 
 // command is a subcommand, run as `beangate NAME [ARGS]`. It may use p.parseArgs to read the
 // same flags, environment and file as the server.
@@ -11,5 +16,12 @@ func subcommands() map[string]command {
 	return map[string]command{
 		"migrate-db": migrateDB,
 		"binlog":     binlogTool,
+		"ctl":        ctlTool,
 	}
+}
+
+// ctlTool is `beangate ctl`, the admin command line (package ctl); it reads none of the
+// server's settings.
+func ctlTool(ctx context.Context, p process, args []string) int {
+	return ctl.Execute(ctx, args, os.Stdin, p.stdout, p.stderr)
 }

@@ -349,3 +349,42 @@ local function end_session(s, proc)
   redis.call('SREM', kproc(proc), s)
   return back
 end
+
+-- kstate is the sorted set of tube t's jobs in state st, or nil for a state no bulk operation
+-- or listing names; with reserved true, the reserved set too.
+local function kstate(t, st, reserved)
+  if st == 'ready' then return kready(t) end
+  if st == 'delayed' then return kdelayed(t) end
+  if st == 'buried' then return kburied(t) end
+  if st == 'reserved' and reserved then return kreserved(t) end
+  return nil
+end
+
+-- rank_after is the rank in zset k of the first member ordered after (score s, member m), in
+-- O(log n) calls: the cursor's own member when it is still there with that score, else a binary
+-- search among the members of score s (ordered by member, as equal scores are), so that a page
+-- follows its cursor even when the cursor's job has gone. Never a scan of the set.
+local function rank_after(k, s, m)
+  local cur = redis.call('ZSCORE', k, m)
+  if cur and tonumber(cur) == s then return redis.call('ZRANK', k, m) + 1 end
+  local lo = redis.call('ZCOUNT', k, '-inf', '(' .. ds(s))
+  local hi = redis.call('ZCOUNT', k, '-inf', ds(s))
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if redis.call('ZRANGE', k, mid, mid)[1] > m then hi = mid else lo = mid + 1 end
+  end
+  return lo
+end
+
+-- describe returns job m's stats-job figures {id, tube, state, priority, age ms, delay ms, ttr
+-- ms, time-left ms, reserves, timeouts, releases, buries, kicks}, its tube's transitions
+-- applied (fresh).
+local function describe(m, t)
+  local f = redis.call('HMGET', kjob(m), 's', 'p', 'c', 'd', 'ttr', 'a',
+    'nres', 'ntim', 'nrel', 'nbur', 'nkick')
+  local left = 0
+  if f[1] == 'reserved' or f[1] == 'delayed' then left = tonumber(f[6]) - NOW end
+  return {m, t, f[1], f[2], NOW - tonumber(f[3]), tonumber(f[4]), tonumber(f[5]), left,
+    tonumber(f[7] or 0), tonumber(f[8] or 0), tonumber(f[9] or 0), tonumber(f[10] or 0),
+    tonumber(f[11] or 0)}
+end

@@ -1,0 +1,211 @@
+package ctl_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/beanstalkd/go-beanstalk"
+	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/memory"
+	"github.com/beangate/beangate/ctl"
+	"github.com/beangate/beangate/gateway"
+	"github.com/beangate/beangate/gateway/console"
+	"github.com/beangate/beangate/gateway/gatewaytest"
+)
+
+// server is a beanstalk server under test: its protocol address and, for beangate, its ops
+// listener.
+type server struct {
+	addr, api string
+}
+
+func startBeangate(t *testing.T) server {
+	store := memory.New(memory.Options{})
+	t.Cleanup(func() { _ = store.Close() })
+	addr, srv := gatewaytest.StartServer(t, store, gateway.Config{Sessions: backend.NewSessionIDs()})
+	c := console.New(console.Options{Backend: "memory"})
+	c.Open(store, srv.TubeWaiting)
+	mux := http.NewServeMux()
+	c.Register(mux)
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	return server{addr: addr, api: hs.URL}
+}
+
+func startBeanstalkd(t *testing.T) server {
+	return server{addr: gatewaytest.StartBeanstalkd(t, gatewaytest.DebianBeanstalkd(t), 0)}
+}
+
+// run runs beangate ctl against s and returns its exit status, stdout and stderr.
+func (s server) run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	full := append([]string{"--addr", s.addr}, args...)
+	if s.api != "" {
+		full = append([]string{"--api", s.api}, full...)
+	}
+	var out, errOut bytes.Buffer
+	code := ctl.Execute(context.Background(), full, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func (s server) ok(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errOut := s.run(t, args...)
+	require.Zero(t, code, "ctl %v: %s", args, errOut)
+	return out
+}
+
+func (s server) okJSON(t *testing.T, v any, args ...string) {
+	t.Helper()
+	out := s.ok(t, append([]string{"-o", "json"}, args...)...)
+	require.NoError(t, json.Unmarshal([]byte(out), v), "ctl %v printed %q", args, out)
+}
+
+func (s server) conn(t *testing.T) *beanstalk.Conn {
+	c, err := beanstalk.Dial("tcp", s.addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func (s server) tubeStat(t *testing.T, tube, key string) string {
+	st, err := beanstalk.NewTube(s.conn(t), tube).Stats()
+	require.NoError(t, err)
+	return st[key]
+}
+
+// everyCommand runs each protocol command, text and JSON, and checks its effect over the
+// protocol.
+func everyCommand(t *testing.T, s server) {
+	require.Equal(t, "inserted 1\n", s.ok(t, "put", "jobs", "hello", "--pri", "5"))
+	var put map[string]uint64
+	s.okJSON(t, &put, "put", "jobs", `{"n":2}`, "--delay", "1h")
+	require.Equal(t, uint64(2), put["id"])
+	s.ok(t, "put", "other", "x")
+
+	require.Contains(t, s.ok(t, "stats"), "current-jobs-ready: 2\n")
+	var stats map[string]any
+	s.okJSON(t, &stats, "stats")
+	require.EqualValues(t, 2, stats["current-jobs-ready"])
+
+	table := s.ok(t, "tubes")
+	require.Regexp(t, `(?m)^\s*TUBE\s+READY\s+URGENT\s+RESERVED\s+DELAYED\s+BURIED`, table)
+	require.Regexp(t, `(?m)^\s*jobs\s+1\s+1\s+0\s+1\s+0\s+2\s`, table)
+	var tubes []map[string]any
+	s.okJSON(t, &tubes, "tubes")
+	require.Len(t, tubes, 3)
+	require.Equal(t, "jobs", tubes[1]["name"])
+	require.EqualValues(t, 1, tubes[1]["delayed"])
+
+	top := s.ok(t, "top", "-n", "2", "--interval", "10ms")
+	require.Equal(t, 2, strings.Count(top, "PUTS/S"))
+	var frame map[string]any
+	s.okJSON(t, &frame, "top", "-n", "1")
+	require.Len(t, frame["tubes"], 3)
+
+	peek := s.ok(t, "peek", "1")
+	require.Contains(t, peek, "body: hello\n")
+	require.Contains(t, peek, "pri: 5\n")
+	var job map[string]any
+	s.okJSON(t, &job, "peek", "jobs", "--state", "delayed")
+	require.Equal(t, `{"n":2}`, job["body"])
+	require.Equal(t, "delayed", job["stats"].(map[string]any)["state"])
+
+	require.Equal(t, "kicked 1\n", s.ok(t, "kick", "jobs", "5"))
+	require.Equal(t, "2", s.tubeStat(t, "jobs", "current-jobs-ready"))
+	s.ok(t, "put", "jobs", "three", "--delay", "1h")
+	var kicked map[string]uint64
+	s.okJSON(t, &kicked, "kick", "--job", "4")
+	require.Equal(t, uint64(1), kicked["kicked"])
+
+	require.Equal(t, "paused 60\n", s.ok(t, "pause", "jobs", "60"))
+	require.Equal(t, "60", s.tubeStat(t, "jobs", "pause"))
+	var paused map[string]uint64
+	s.okJSON(t, &paused, "pause", "jobs", "0")
+	require.Equal(t, "0", s.tubeStat(t, "jobs", "pause"))
+
+	require.Equal(t, "deleted 1\n", s.ok(t, "delete", "1"))
+	_, err := s.conn(t).Peek(1)
+	require.ErrorIs(t, err, beanstalk.ErrNotFound)
+	var deleted map[string]uint64
+	s.okJSON(t, &deleted, "delete", "2")
+	require.Equal(t, uint64(1), deleted["deleted"])
+	code, _, errOut := s.run(t, "delete", "999")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "not found")
+
+	code, _, _ = s.run(t, "-o", "yaml", "stats")
+	require.Equal(t, 2, code)
+}
+
+func TestCtlAgainstBeanstalkd(t *testing.T) {
+	t.Parallel()
+	s := startBeanstalkd(t)
+	everyCommand(t, s)
+
+	// flush falls back to peek and delete, and says so.
+	for range 3 {
+		s.ok(t, "put", "f", "x")
+	}
+	s.ok(t, "put", "f", "later", "--delay", "1h")
+	code, out, errOut := s.run(t, "flush", "f", "--state", "ready")
+	require.Zero(t, code)
+	require.Equal(t, "deleted 3\n", out)
+	require.Contains(t, errOut, "through the protocol")
+	var flushed map[string]uint64
+	s.okJSON(t, &flushed, "flush", "f")
+	require.Equal(t, uint64(1), flushed["deleted"])
+
+	// move cannot be done over the protocol; list shows only the first job of the state.
+	code, _, errOut = s.run(t, "move", "f", "g")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "cannot move a job to another tube keeping its id")
+	s.ok(t, "put", "l", "first")
+	s.ok(t, "put", "l", "second")
+	code, out, errOut = s.run(t, "list", "l")
+	require.Zero(t, code)
+	require.Contains(t, errOut, "shows only the first job of a state")
+	require.Contains(t, out, "first")
+	require.NotContains(t, out, "second")
+}
+
+func TestCtlAgainstBeangate(t *testing.T) {
+	t.Parallel()
+	s := startBeangate(t)
+	everyCommand(t, s)
+
+	for i := range 5 {
+		s.ok(t, "put", "work", "job"+string(rune('a'+i)), "--pri", "10")
+	}
+	s.ok(t, "put", "work", "later", "--delay", "1h")
+	out := s.ok(t, "list", "work", "--limit", "2")
+	require.Regexp(t, `(?m)^ID\s+PRI\s+AGE\s+TIME-LEFT\s+SIZE\s+BODY`, out)
+	require.Contains(t, out, "joba")
+	require.Contains(t, out, "jobb")
+	require.NotContains(t, out, "jobc")
+	cursor := out[strings.Index(out, "--after ")+len("--after ") : len(out)-1]
+	var page console.Page
+	s.okJSON(t, &page, "list", "work", "--limit", "10", "--after", cursor)
+	require.Len(t, page.Jobs, 3)
+	require.Equal(t, "jobc", string(page.Jobs[0].Body))
+	require.Empty(t, page.Next)
+
+	require.Equal(t, "moved 6\n", s.ok(t, "move", "work", "moved"))
+	require.Equal(t, "5", s.tubeStat(t, "moved", "current-jobs-ready"))
+	require.Equal(t, "1", s.tubeStat(t, "moved", "current-jobs-delayed"))
+	var flushed map[string]uint64
+	s.okJSON(t, &flushed, "flush", "moved", "--state", "delayed")
+	require.Equal(t, uint64(1), flushed["deleted"])
+	code, out, errOut := s.run(t, "flush", "moved")
+	require.Zero(t, code, errOut)
+	require.Equal(t, "deleted 5\n", out)
+	require.Empty(t, errOut, "no fallback warning with --api")
+	require.Equal(t, "0", s.tubeStat(t, "default", "current-jobs-ready"))
+}

@@ -1,0 +1,120 @@
+package ctl
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/beanstalkd/go-beanstalk"
+)
+
+// dial opens a beanstalk connection, authenticating first when a token is given (beangate's
+// --auth-token-file).
+func (o *options) dial() (*beanstalk.Conn, error) {
+	nc, err := net.DialTimeout("tcp", o.addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if o.token != "" {
+		_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := fmt.Fprintf(nc, "auth %s\r\n", o.token); err != nil {
+			_ = nc.Close()
+			return nil, err
+		}
+		line, err := bufio.NewReader(nc).ReadString('\n')
+		if err != nil || strings.TrimSpace(line) != "AUTHENTICATED" {
+			_ = nc.Close()
+			return nil, fmt.Errorf("auth refused by %s: %q", o.addr, strings.TrimSpace(line))
+		}
+		_ = nc.SetDeadline(time.Time{})
+	}
+	return beanstalk.NewConn(nc), nil
+}
+
+// typed turns a stats map's numbers into numbers, for JSON.
+func typed(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			out[k] = n
+		} else if f, err := strconv.ParseFloat(v, 64); err == nil && strings.Contains(v, ".") {
+			out[k] = f
+		} else {
+			out[k] = strings.Trim(v, `"`)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func atoi(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// tubeRow is one line of `tubes` and `top`.
+type tubeRow struct {
+	Name          string  `json:"name"`
+	Ready         int64   `json:"ready"`
+	Urgent        int64   `json:"urgent"`
+	Reserved      int64   `json:"reserved"`
+	Delayed       int64   `json:"delayed"`
+	Buried        int64   `json:"buried"`
+	Total         int64   `json:"total"`
+	Watching      int64   `json:"watching"`
+	Waiting       int64   `json:"waiting"`
+	Deletes       int64   `json:"deletes"`
+	PauseLeft     int64   `json:"pause_left"`
+	PutsPerSec    float64 `json:"puts_per_sec"`
+	DeletesPerSec float64 `json:"deletes_per_sec"`
+}
+
+// readTubes reads every tube's stats-tube, sorted by name.
+func readTubes(c *beanstalk.Conn) ([]tubeRow, error) {
+	names, err := c.ListTubes()
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	rows := make([]tubeRow, 0, len(names))
+	for _, name := range names {
+		st, err := beanstalk.NewTube(c, name).Stats()
+		if err != nil {
+			continue // gone since list-tubes
+		}
+		rows = append(rows, tubeRow{
+			Name: name, Ready: atoi(st["current-jobs-ready"]), Urgent: atoi(st["current-jobs-urgent"]),
+			Reserved: atoi(st["current-jobs-reserved"]), Delayed: atoi(st["current-jobs-delayed"]),
+			Buried: atoi(st["current-jobs-buried"]), Total: atoi(st["total-jobs"]),
+			Watching: atoi(st["current-watching"]), Waiting: atoi(st["current-waiting"]),
+			Deletes: atoi(st["cmd-delete"]), PauseLeft: atoi(st["pause-time-left"]),
+		})
+	}
+	return rows, nil
+}
+
+// stateName is the protocol's word for a peekable state.
+func peekState(c *beanstalk.Conn, tube, state string) (uint64, []byte, error) {
+	t := beanstalk.NewTube(c, tube)
+	switch state {
+	case "ready":
+		return t.PeekReady()
+	case "delayed":
+		return t.PeekDelayed()
+	case "buried":
+		return t.PeekBuried()
+	}
+	return 0, nil, usageError{fmt.Errorf("state %q: ready, delayed or buried", state)}
+}

@@ -1,0 +1,320 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/gateway"
+)
+
+// previewBytes is how much of each body a page of jobs carries.
+const previewBytes = 256
+
+// session is the name the console's deletes and puts go under: it holds no reservation, so it
+// deletes what any client may delete (not another connection's reserved job).
+const session backend.SessionID = "console.0"
+
+// bulkBatch is the jobs per store call of a flush or a move: short calls, so that the store
+// serves everyone else between them.
+const bulkBatch = 1000
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// fail answers a store error: the seam's sentinels as client errors, the rest as 500.
+func fail(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, backend.ErrNotFound):
+		writeError(w, http.StatusNotFound, "not found")
+	case errors.Is(err, backend.ErrBadCursor):
+		writeError(w, http.StatusBadRequest, "bad cursor")
+	default:
+		writeError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+// store returns the open store with a context bounded by CallTimeout, or answers 503.
+func (c *Console) store(w http.ResponseWriter, r *http.Request) (backend.Backend, context.Context, context.CancelFunc, bool) {
+	b := c.backend()
+	if b == nil {
+		writeError(w, http.StatusServiceUnavailable, "the store is not open yet")
+		return nil, nil, nil, false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), c.opts.CallTimeout)
+	return b, ctx, cancel, true
+}
+
+func (c *Console) getInfo(w http.ResponseWriter, _ *http.Request) {
+	_, lists := c.backend().(backend.JobLister)
+	_, bulk := c.backend().(backend.BulkEditor)
+	writeJSON(w, Info{Backend: c.opts.Backend, ReadOnly: c.opts.ReadOnly, CSRF: c.csrf, Listing: lists && bulk})
+}
+
+func (c *Console) getOverview(w http.ResponseWriter, r *http.Request) {
+	if ov := c.history.latest(); ov != nil && time.Since(ov.At) < 2*time.Second {
+		writeJSON(w, ov)
+		return
+	}
+	b, ctx, cancel, ok := c.store(w, r)
+	if !ok {
+		return
+	}
+	defer cancel()
+	ov, err := c.readOverview(ctx, b) // sampling has not run or stalls: read now
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, ov)
+}
+
+func (c *Console) getTube(w http.ResponseWriter, r *http.Request) {
+	b, ctx, cancel, ok := c.store(w, r)
+	if !ok {
+		return
+	}
+	defer cancel()
+	name := r.URL.Query().Get("name")
+	ts, err := b.TubeStats(ctx, name)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	t := tubeOf(ts)
+	t.Waiting = c.waiting(name)
+	writeJSON(w, t)
+}
+
+func (c *Console) getJobs(w http.ResponseWriter, r *http.Request) {
+	b, ctx, cancel, ok := c.store(w, r)
+	if !ok {
+		return
+	}
+	defer cancel()
+	l, ok := b.(backend.JobLister)
+	if !ok {
+		writeError(w, http.StatusNotImplemented, "this store cannot list jobs")
+		return
+	}
+	q := r.URL.Query()
+	st, ok := ParseState(q.Get("state"))
+	if !ok {
+		writeError(w, http.StatusBadRequest, "state: ready, delayed, reserved or buried")
+		return
+	}
+	limit, _ := strconv.Atoi(q.Get("limit"))
+	if limit == 0 {
+		limit = 50
+	}
+	p, err := l.ListJobs(ctx, backend.ListParams{Tube: q.Get("tube"), State: st, After: q.Get("after"), Limit: limit, BodyBytes: previewBytes})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	page := Page{Tube: q.Get("tube"), State: st.String(), Jobs: make([]Job, len(p.Jobs)), Next: p.Next}
+	for i := range p.Jobs {
+		page.Jobs[i] = jobOf(&p.Jobs[i].JobStats, p.Jobs[i].BodySize, p.Jobs[i].Body)
+	}
+	writeJSON(w, page)
+}
+
+func (c *Console) getJob(w http.ResponseWriter, r *http.Request) {
+	b, ctx, cancel, ok := c.store(w, r)
+	if !ok {
+		return
+	}
+	defer cancel()
+	id, err := strconv.ParseUint(r.URL.Query().Get("id"), 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "id: a job id")
+		return
+	}
+	st, err := b.JobStats(ctx, id)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	j, err := b.Peek(ctx, id)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, jobOf(st, len(j.Body), j.Body))
+}
+
+func (c *Console) getHistory(w http.ResponseWriter, r *http.Request) {
+	h, ok := c.history.of(r.URL.Query().Get("tube"))
+	if !ok {
+		writeError(w, http.StatusNotFound, "no history for this tube")
+		return
+	}
+	writeJSON(w, h)
+}
+
+// readAction decodes an action's JSON body (at most the job size and some).
+func (c *Console) readAction(w http.ResponseWriter, r *http.Request) (Action, bool) {
+	var a Action
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, int64(c.opts.MaxJobSize)*6+4096))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		writeError(w, http.StatusBadRequest, "bad request body: "+err.Error())
+		return a, false
+	}
+	return a, true
+}
+
+// act runs an action's store calls and answers its Result.
+func (c *Console) act(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, b backend.Backend, a Action) (Result, error)) {
+	a, ok := c.readAction(w, r)
+	if !ok {
+		return
+	}
+	b, ctx, cancel, ok := c.store(w, r)
+	if !ok {
+		return
+	}
+	defer cancel()
+	res, err := do(ctx, b, a)
+	if err != nil {
+		var bad badRequest
+		if errors.As(err, &bad) {
+			writeError(w, http.StatusBadRequest, string(bad))
+			return
+		}
+		fail(w, err)
+		return
+	}
+	c.opts.Log.Info("console action", "path", r.URL.Path, "tube", a.Tube, "to", a.To, "id", a.ID, "n", res.N)
+	writeJSON(w, res)
+}
+
+type badRequest string
+
+func (b badRequest) Error() string { return string(b) }
+
+func (c *Console) postKick(w http.ResponseWriter, r *http.Request) {
+	c.act(w, r, func(ctx context.Context, b backend.Backend, a Action) (Result, error) {
+		n, err := b.Kick(ctx, a.Tube, a.Bound)
+		return Result{N: n}, err
+	})
+}
+
+func (c *Console) postKickJob(w http.ResponseWriter, r *http.Request) {
+	c.act(w, r, func(ctx context.Context, b backend.Backend, a Action) (Result, error) {
+		return Result{N: 1}, b.KickJob(ctx, a.ID)
+	})
+}
+
+func (c *Console) postDelete(w http.ResponseWriter, r *http.Request) {
+	c.act(w, r, func(ctx context.Context, b backend.Backend, a Action) (Result, error) {
+		return Result{N: 1}, b.Delete(ctx, session, a.ID)
+	})
+}
+
+func (c *Console) postPause(w http.ResponseWriter, r *http.Request) {
+	c.act(w, r, func(ctx context.Context, b backend.Backend, a Action) (Result, error) {
+		if a.Seconds < 0 || a.Seconds > 1<<32-1 {
+			return Result{}, badRequest("seconds: 0 (unpause) to 4294967295")
+		}
+		return Result{}, b.PauseTube(ctx, a.Tube, time.Duration(a.Seconds*float64(time.Second)))
+	})
+}
+
+// bulkStates is the states a flush or move acts on: the one named, or every state but reserved
+// (reserved jobs stay with their holders).
+func bulkStates(name string) ([]backend.State, error) {
+	if name == "" {
+		return []backend.State{backend.Ready, backend.Delayed, backend.Buried}, nil
+	}
+	st, ok := ParseState(name)
+	if !ok || st == backend.Reserved {
+		return nil, badRequest("state: ready, delayed or buried (reserved jobs stay with their holders)")
+	}
+	return []backend.State{st}, nil
+}
+
+func bulkOf(b backend.Backend) (backend.BulkEditor, error) {
+	e, ok := b.(backend.BulkEditor)
+	if !ok {
+		return nil, badRequest("this store cannot flush or move in bulk")
+	}
+	return e, nil
+}
+
+// postFlush deletes a tube's jobs in batches of bulkBatch; the request's own context bounds the
+// whole (each call is bounded by the store).
+func (c *Console) postFlush(w http.ResponseWriter, r *http.Request) {
+	c.act(w, r, func(_ context.Context, b backend.Backend, a Action) (Result, error) {
+		e, err := bulkOf(b)
+		if err != nil {
+			return Result{}, err
+		}
+		states, err := bulkStates(a.State)
+		if err != nil {
+			return Result{}, err
+		}
+		var total int
+		for _, st := range states {
+			n, err := backend.DeleteAll(r.Context(), e, a.Tube, st, bulkBatch)
+			total += n
+			if err != nil {
+				return Result{N: uint64(total)}, err
+			}
+		}
+		return Result{N: uint64(total)}, nil
+	})
+}
+
+func (c *Console) postMove(w http.ResponseWriter, r *http.Request) {
+	c.act(w, r, func(_ context.Context, b backend.Backend, a Action) (Result, error) {
+		e, err := bulkOf(b)
+		if err != nil {
+			return Result{}, err
+		}
+		if !gateway.ValidTubeName(a.To) {
+			return Result{}, badRequest("to: not a valid tube name")
+		}
+		states, err := bulkStates(a.State)
+		if err != nil {
+			return Result{}, err
+		}
+		var total int
+		for _, st := range states {
+			n, err := backend.MoveAll(r.Context(), e, a.Tube, a.To, st, bulkBatch)
+			total += n
+			if err != nil {
+				return Result{N: uint64(total)}, err
+			}
+		}
+		return Result{N: uint64(total)}, nil
+	})
+}
+
+func (c *Console) postPut(w http.ResponseWriter, r *http.Request) {
+	c.act(w, r, func(ctx context.Context, b backend.Backend, a Action) (Result, error) {
+		switch {
+		case !gateway.ValidTubeName(a.Tube):
+			return Result{}, badRequest("tube: not a valid tube name")
+		case len(a.Body) > c.opts.MaxJobSize:
+			return Result{}, badRequest("body: larger than the maximum job size")
+		case a.Delay < 0 || a.TTR < 0 || a.Delay > 1<<32-1 || a.TTR > 1<<32-1:
+			return Result{}, badRequest("delay, ttr: 0 to 4294967295 seconds")
+		}
+		ttr := max(time.Duration(a.TTR*float64(time.Second)), time.Second) // as the protocol: TTR 0 is 1 s
+		id, err := b.Put(ctx, backend.PutParams{Tube: a.Tube, Priority: a.Pri, Delay: time.Duration(a.Delay * float64(time.Second)), TTR: ttr, Body: []byte(a.Body)})
+		return Result{N: 1, ID: id}, err
+	})
+}

@@ -1,0 +1,98 @@
+package console
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Auth is who may use the console: Basic Auth as User with the password whose bcrypt hash is
+// PasswordHash, and/or any token Token accepts (the beanstalk listener's --auth-token-file), as
+// a Bearer token or as a Basic Auth password. With neither, the console is open (keep the ops
+// listener on loopback or a private interface).
+type Auth struct {
+	User         string
+	PasswordHash string
+	Token        func(token []byte) bool
+}
+
+func (a Auth) required() bool { return a.PasswordHash != "" || a.Token != nil }
+
+// allows checks a request's credentials. bcrypt is slow on purpose (tens of ms): the page's
+// one-second polling pays it once per request, which is acceptable on an operator's console.
+func (a Auth) allows(r *http.Request) bool {
+	if !a.required() {
+		return true
+	}
+	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		return a.Token != nil && a.Token([]byte(strings.TrimPrefix(h, "Bearer ")))
+	}
+	user, pass, ok := r.BasicAuth()
+	if !ok {
+		return false
+	}
+	if a.PasswordHash != "" && subtle.ConstantTimeCompare([]byte(user), []byte(a.User)) == 1 &&
+		bcrypt.CompareHashAndPassword([]byte(a.PasswordHash), []byte(pass)) == nil {
+		return true
+	}
+	return a.Token != nil && a.Token([]byte(pass))
+}
+
+// guard serves nothing, not even the page's files, to a request without valid credentials.
+func (c *Console) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+		if !c.opts.Auth.allows(r) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="beangate console", charset="UTF-8"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// csrfHeader carries the CSRF token on every action. The page reads the token from /api/info,
+// which another site's page cannot read (same-origin policy, no CORS), and a cross-site form
+// cannot set a header; an Origin other than the console's own is refused as well.
+const csrfHeader = "X-CSRF-Token"
+
+func newCSRFToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// action wraps a handler that changes the store: refused in read-only mode and without the
+// CSRF token.
+func (c *Console) action(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c.opts.ReadOnly {
+			writeError(w, http.StatusForbidden, "the console is read-only")
+			return
+		}
+		if !hmac.Equal([]byte(r.Header.Get(csrfHeader)), []byte(c.csrf)) || !sameOrigin(r) {
+			writeError(w, http.StatusForbidden, "missing or wrong CSRF token")
+			return
+		}
+		next(w, r)
+	})
+}
+
+// sameOrigin accepts a request without an Origin (ctl, curl) or from the console's own host.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host == r.Host
+}

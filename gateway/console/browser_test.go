@@ -1,0 +1,303 @@
+package console_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/beanstalkd/go-beanstalk"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/memory"
+	"github.com/beangate/beangate/gateway"
+	"github.com/beangate/beangate/gateway/console"
+	"github.com/beangate/beangate/gateway/gatewaytest"
+)
+
+// world is one beangate (memory store) serving the beanstalk protocol over TCP and the console
+// over HTTP, as cmd/beangate wires them.
+type world struct {
+	t    *testing.T
+	addr string // beanstalk protocol
+	url  string // console
+}
+
+func startWorld(t *testing.T, opts console.Options) *world {
+	t.Helper()
+	store := memory.New(memory.Options{})
+	t.Cleanup(func() { _ = store.Close() })
+	addr, srv := gatewaytest.StartServer(t, store, gateway.Config{Sessions: backend.NewSessionIDs()})
+	c := console.New(opts)
+	c.Open(store, srv.TubeWaiting)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go c.Run(ctx)
+	mux := http.NewServeMux()
+	c.Register(mux)
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	return &world{t: t, addr: addr, url: hs.URL}
+}
+
+// conn is a beanstalk client over TCP, through which every effect is checked.
+func (w *world) conn() *beanstalk.Conn {
+	w.t.Helper()
+	c, err := beanstalk.Dial("tcp", w.addr)
+	require.NoError(w.t, err)
+	w.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func (w *world) put(tube string, n int, body func(i int) string) []uint64 {
+	w.t.Helper()
+	tb := beanstalk.NewTube(w.conn(), tube)
+	ids := make([]uint64, n)
+	for i := range n {
+		id, err := tb.Put([]byte(body(i)), 100, 0, time.Minute)
+		require.NoError(w.t, err)
+		ids[i] = id
+	}
+	return ids
+}
+
+func (w *world) tubeStat(tube, key string) string {
+	w.t.Helper()
+	st, err := beanstalk.NewTube(w.conn(), tube).Stats()
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return st[key]
+}
+
+// browser starts one headless Chromium for the whole test; each scenario opens its own tab.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed; .ci/run installs it (apt-get install chromium)")
+		}
+		t.Skip("chromium is not installed (apt-get install chromium)")
+	}
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-dev-shm-usage", true))...)
+	t.Cleanup(cancel)
+	ctx, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	require.NoError(t, chromedp.Do(ctx)) // starts the browser
+	return ctx
+}
+
+// tab opens a tab with the given extra request headers and a deadline.
+func tab(t *testing.T, browserCtx context.Context, headers map[string]any) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browserCtx)
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 20*time.Second)
+	t.Cleanup(cancelTimeout)
+	if headers != nil {
+		_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
+		require.NoError(t, err)
+		_, err = chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers(headers)})
+		require.NoError(t, err)
+	}
+	return ctx
+}
+
+// until waits for a JavaScript condition on the page.
+func until(cond string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingTimeout(10*time.Second))
+}
+
+// cellIs is the condition that selector's text is want.
+func cellIs(selector, want string) chromedp.Action[chromedp.Void] {
+	return until(fmt.Sprintf(`(document.querySelector(%q)||{}).textContent === %q`, selector, want))
+}
+
+// screenshot saves the page under $BEANGATE_ARTIFACTS (default: the system temp dir) and, with
+// UPDATE_SCREENSHOTS=1, the README's copy under docs/.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
+	require.NoError(t, err)
+	dir := os.Getenv("BEANGATE_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "beangate-console-screenshots")
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	path := filepath.Join(dir, name+".png")
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot: %s", path)
+	if os.Getenv("UPDATE_SCREENSHOTS") == "1" {
+		require.NoError(t, os.WriteFile(filepath.Join("..", "..", "docs", name+".png"), png, 0o644))
+	}
+}
+
+func TestConsoleInChromium(t *testing.T) {
+	b := browser(t)
+
+	t.Run("OverviewCountsFollowPuts", func(t *testing.T) {
+		w := startWorld(t, console.Options{Backend: "memory"})
+		w.put("emails", 3, func(i int) string { return fmt.Sprintf(`{"to":"user%d@example.com"}`, i) })
+		ctx := tab(t, b, nil)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"),
+			cellIs(`tr[data-tube="emails"] .ready`, "3")))
+		w.put("emails", 4, func(int) string { return "x" })
+		w.put("thumbnails", 2, func(int) string { return "y" })
+		require.NoError(t, chromedp.Do(ctx,
+			cellIs(`tr[data-tube="emails"] .ready`, "7"),
+			cellIs(`tr[data-tube="thumbnails"] .ready`, "2")))
+		// Paused live view: a put does not show until it is resumed.
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click("#live")))
+		w.put("emails", 1, func(int) string { return "z" })
+		time.Sleep(1500 * time.Millisecond)
+		require.NoError(t, chromedp.Do(ctx, cellIs(`tr[data-tube="emails"] .ready`, "7"),
+			chromedp.Click("#live"), cellIs(`tr[data-tube="emails"] .ready`, "8")))
+		screenshot(t, ctx, "console-overview")
+	})
+
+	t.Run("TubePagePagesThroughJobsAndActsOnThem", func(t *testing.T) {
+		w := startWorld(t, console.Options{Backend: "memory"})
+		ids := w.put("work", 45, func(i int) string { return fmt.Sprintf(`{"n":%d,"kind":"resize"}`, i) })
+		ctx := tab(t, b, nil)
+		rowID := func(i int) string { return fmt.Sprintf(`#jobs tbody tr:nth-child(%d)`, i) }
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/work"),
+			until(`document.querySelectorAll('#jobs tbody tr').length === 20`),
+			until(fmt.Sprintf(`document.querySelector(%q).dataset.id === "%d"`, rowID(1), ids[0])),
+			chromedp.Click("#next"),
+			until(fmt.Sprintf(`document.querySelector(%q).dataset.id === "%d"`, rowID(1), ids[20])),
+			chromedp.Click("#next"),
+			until(`document.querySelectorAll('#jobs tbody tr').length === 5`),
+			until(`document.querySelector('#next').disabled`),
+			chromedp.Click("#first"),
+			until(fmt.Sprintf(`document.querySelector(%q).dataset.id === "%d"`, rowID(1), ids[0])),
+		))
+
+		// Delete the first job from its row, after confirming.
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.Click(fmt.Sprintf(`button.delete-job[data-id="%d"]`, ids[0])),
+			chromedp.WaitVisible("#confirm-yes"), chromedp.Click("#confirm-yes"),
+			until(fmt.Sprintf(`!document.querySelector('tr[data-id="%d"]')`, ids[0]))))
+		_, err := w.conn().Peek(ids[0])
+		require.ErrorIs(t, err, beanstalk.ErrNotFound)
+
+		// Bury five through the protocol, then kick three from the page.
+		c := w.conn()
+		ts := beanstalk.NewTubeSet(c, "work")
+		for range 5 {
+			id, _, err := ts.Reserve(time.Second)
+			require.NoError(t, err)
+			require.NoError(t, c.Bury(id, 1))
+		}
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/work?state=buried"),
+			until(`document.querySelectorAll('#jobs tbody tr').length === 5`),
+			chromedp.SetValue("#kick-n", "3"), chromedp.Click("#kick"),
+			until(`document.querySelectorAll('#jobs tbody tr').length === 2`)))
+		require.Equal(t, "2", w.tubeStat("work", "current-jobs-buried"))
+
+		// Pause, then move every job to another tube, confirming.
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#pause-s", "600"), chromedp.Click("#pause"),
+			until(`!!document.querySelector('#paused')`)))
+		require.Equal(t, "600", w.tubeStat("work", "pause"))
+		screenshot(t, ctx, "console-tube")
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#move-to", "work-moved"), chromedp.Click("#move"),
+			chromedp.WaitVisible("#confirm-yes"), chromedp.Click("#confirm-yes"),
+			until(`document.querySelector('#msg').textContent.startsWith('move: done (44)')`)))
+		require.Equal(t, "42", w.tubeStat("work-moved", "current-jobs-ready"))
+		require.Equal(t, "2", w.tubeStat("work-moved", "current-jobs-buried"))
+		st, err := w.conn().StatsJob(ids[44])
+		require.NoError(t, err)
+		require.Equal(t, `"work-moved"`, st["tube"]) // quoted in stats-job, as beanstalkd does
+
+		// Put one from the page, then flush the new tube's ready jobs.
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/work-moved"),
+			chromedp.WaitVisible("#put"), chromedp.SetValue("#put-body", "hello from the console"),
+			chromedp.SetValue("#put-pri", "0"),
+			chromedp.Click("#put"), cellIs("#jobs tbody tr:first-child .preview", "hello from the console"),
+			chromedp.SetValue("#flush-state", "ready"), chromedp.Click("#flush"),
+			chromedp.WaitVisible("#confirm-yes"), chromedp.Click("#confirm-yes"),
+			until(`document.querySelectorAll('#jobs tbody tr').length === 0`)))
+		require.Equal(t, "0", w.tubeStat("work-moved", "current-jobs-ready"))
+		require.Equal(t, "2", w.tubeStat("work-moved", "current-jobs-buried"))
+	})
+
+	t.Run("JobPageShowsStatsAndBodyAsJSON", func(t *testing.T) {
+		w := startWorld(t, console.Options{Backend: "memory"})
+		ids := w.put("orders", 1, func(int) string { return `{"order":42,"items":[1,2]}` })
+		ctx := tab(t, b, nil)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/ui/#/job/%d", w.url, ids[0])),
+			cellIs("#job-stats .state", "ready"), cellIs("#job-stats .tube", "orders"),
+			chromedp.SetValue("#preview-mode", "json"),
+			until(`document.querySelector('#preview-mode').dispatchEvent(new Event('change')) || true`),
+			until(`document.querySelector('#job-body').textContent.includes('"order": 42')`)))
+		text, err := chromedp.Run(ctx, chromedp.TextContent("#job-body"))
+		require.NoError(t, err)
+		require.Contains(t, text, "\"items\": [\n")
+	})
+
+	t.Run("ReadOnlyHidesAndRefusesActions", func(t *testing.T) {
+		w := startWorld(t, console.Options{Backend: "memory", ReadOnly: true})
+		w.put("ro", 2, func(int) string { return "x" })
+		ctx := tab(t, b, nil)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/ro"),
+			until(`document.querySelectorAll('#jobs tbody tr').length === 2`)))
+		buttons, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#kick, #flush, #move, #put, .delete-job, .kick-job').length`))
+		require.NoError(t, err)
+		require.Zero(t, buttons)
+		status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(async () => {
+			const info = await (await fetch('/api/info')).json();
+			const r = await fetch('/api/flush', {method: 'POST', headers: {'X-CSRF-Token': info.csrf}, body: '{"tube":"ro"}'});
+			return r.status; })()`, chromedp.EvalAwaitPromise))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusForbidden, status)
+		require.Equal(t, "2", w.tubeStat("ro", "current-jobs-ready"))
+	})
+
+	t.Run("AuthIsEnforced", func(t *testing.T) {
+		hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+		require.NoError(t, err)
+		w := startWorld(t, console.Options{Backend: "memory", Auth: console.Auth{User: "admin", PasswordHash: string(hash)}})
+		w.put("secure", 1, func(int) string { return "x" })
+
+		for _, path := range []string{"/ui/", "/ui/app.js", "/api/info", "/api/overview", "/api/jobs?tube=secure&state=ready"} {
+			res, err := http.Get(w.url + path)
+			require.NoError(t, err)
+			_ = res.Body.Close()
+			require.Equal(t, http.StatusUnauthorized, res.StatusCode, path)
+		}
+		ctx := tab(t, b, nil)
+		err = chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"))
+		require.ErrorContains(t, err, "ERR_INVALID_AUTH_CREDENTIALS", "the browser gets the page without credentials")
+		ctx = tab(t, b, map[string]any{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:wrong"))})
+		err = chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"))
+		require.ErrorContains(t, err, "ERR_INVALID_AUTH_CREDENTIALS", "the browser gets the page with a wrong password")
+
+		good := "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:s3cret"))
+		ctx = tab(t, b, map[string]any{"Authorization": good})
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"),
+			cellIs(`tr[data-tube="secure"] .ready`, "1")))
+		title, err := chromedp.Run(ctx, chromedp.Title())
+		require.NoError(t, err)
+		require.Equal(t, "beangate console", title)
+
+		// A cross-site request with the browser's credentials but no CSRF token is refused.
+		status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(async () => {
+			const r = await fetch('/api/flush', {method: 'POST', body: '{"tube":"secure"}'});
+			return r.status; })()`, chromedp.EvalAwaitPromise))
+		require.NoError(t, err)
+		require.Equal(t, http.StatusForbidden, status)
+		require.Equal(t, "1", w.tubeStat("secure", "current-jobs-ready"))
+	})
+}

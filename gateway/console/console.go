@@ -1,0 +1,117 @@
+// Package console is the web console and its JSON API, served on the ops listener: /ui/ (an
+// embedded single page, no CDN, so it works offline) and /api/ (what the page and `beangate ctl`
+// use). It reads and acts on the store directly, through the Backend seam and its optional
+// JobLister and BulkEditor, so it can list and flush what the protocol can only peek at.
+package console
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// Options configure the console.
+type Options struct {
+	// ReadOnly refuses every action with 403 and tells the page to hide them.
+	ReadOnly bool
+	// Auth, when it requires anything, guards every path of the console.
+	Auth Auth
+	// Backend names the store's kind for the page ("memory", "redis", "postgres").
+	Backend string
+	// MaxJobSize bounds a put's body, as -z does for the protocol.
+	MaxJobSize int
+	// CallTimeout bounds each store call of a request.
+	CallTimeout time.Duration
+	Log         *slog.Logger
+}
+
+// Console serves /ui/ and /api/. Its store is set once open (SetStore); until then the API
+// answers 503.
+type Console struct {
+	opts    Options
+	opened  atomic.Pointer[opened]
+	history *history
+	csrf    string
+}
+
+// New returns a console without a store; call Open once the store is open and Run for its
+// one-second sampling of the tubes.
+func New(opts Options) *Console {
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 10 * time.Second
+	}
+	if opts.MaxJobSize <= 0 {
+		opts.MaxJobSize = 65535
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Console{opts: opts, history: newHistory(historyLength, maxChartedTubes), csrf: newCSRFToken()}
+}
+
+// opened is what the console serves once the store is open.
+type opened struct {
+	store   backend.Backend
+	waiting func(tube string) int64
+}
+
+// Open gives the console the open store and how many of this process's connections wait on a
+// tube (nil: none counted). store must be the store itself, not a wrapper that hides its
+// optional interfaces (JobLister, BulkEditor).
+func (c *Console) Open(store backend.Backend, waiting func(tube string) int64) {
+	c.opened.Store(&opened{store: store, waiting: waiting})
+}
+
+func (c *Console) backend() backend.Backend {
+	if p := c.opened.Load(); p != nil {
+		return p.store
+	}
+	return nil
+}
+
+// waiting is current-waiting of tube in this process.
+func (c *Console) waiting(tube string) int64 {
+	if p := c.opened.Load(); p != nil && p.waiting != nil {
+		return p.waiting(tube)
+	}
+	return 0
+}
+
+// Run samples the tubes every second until ctx ends: the overview's live figures and the
+// charts' last hour.
+func (c *Console) Run(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		c.sample(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Register adds the console's routes to mux.
+func (c *Console) Register(mux *http.ServeMux) {
+	mux.Handle("/ui/", c.guard(uiHandler()))
+	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
+	api := http.NewServeMux()
+	api.HandleFunc("GET /api/info", c.getInfo)
+	api.HandleFunc("GET /api/overview", c.getOverview)
+	api.HandleFunc("GET /api/tube", c.getTube)
+	api.HandleFunc("GET /api/jobs", c.getJobs)
+	api.HandleFunc("GET /api/job", c.getJob)
+	api.HandleFunc("GET /api/history", c.getHistory)
+	for path, h := range map[string]http.HandlerFunc{
+		"/api/kick": c.postKick, "/api/kick-job": c.postKickJob, "/api/delete": c.postDelete,
+		"/api/flush": c.postFlush, "/api/pause": c.postPause, "/api/move": c.postMove, "/api/put": c.postPut,
+	} {
+		api.Handle("POST "+path, c.action(h))
+	}
+	mux.Handle("/api/", c.guard(api))
+}

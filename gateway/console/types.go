@@ -1,0 +1,140 @@
+package console
+
+import (
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
+
+// The JSON of /api/, shared by the page and `beangate ctl` (which decodes these same types).
+// Durations are in seconds.
+
+// Info is GET /api/info: what the page needs to start.
+type Info struct {
+	Backend  string `json:"backend"`
+	ReadOnly bool   `json:"read_only"`
+	// CSRF is the token every action must carry in the X-CSRF-Token header.
+	CSRF string `json:"csrf"`
+	// Listing tells whether the store lists jobs and flushes or moves them in bulk.
+	Listing bool `json:"listing"`
+}
+
+// Tube is one tube's figures: its stats-tube, this process's waiting reserves, and the rates
+// of the last second.
+type Tube struct {
+	Name          string  `json:"name"`
+	Urgent        uint64  `json:"urgent"`
+	Ready         uint64  `json:"ready"`
+	Reserved      uint64  `json:"reserved"`
+	Delayed       uint64  `json:"delayed"`
+	Buried        uint64  `json:"buried"`
+	Total         uint64  `json:"total"`
+	Using         uint64  `json:"using"`
+	Watching      uint64  `json:"watching"`
+	Waiting       int64   `json:"waiting"`
+	Deletes       uint64  `json:"deletes"`
+	Pauses        uint64  `json:"pauses"`
+	Pause         float64 `json:"pause"`
+	PauseLeft     float64 `json:"pause_left"`
+	PutsPerSec    float64 `json:"puts_per_sec"`
+	DeletesPerSec float64 `json:"deletes_per_sec"`
+}
+
+// Overview is GET /api/overview: the store's totals and every tube (up to a cap), as sampled
+// at most a second ago.
+type Overview struct {
+	At        time.Time `json:"at"`
+	Ready     uint64    `json:"ready"`
+	Reserved  uint64    `json:"reserved"`
+	Delayed   uint64    `json:"delayed"`
+	Buried    uint64    `json:"buried"`
+	Total     uint64    `json:"total"`
+	Tubes     []Tube    `json:"tubes"`
+	Truncated bool      `json:"truncated"` // more tubes exist than are shown
+}
+
+// Job is a job's stats-job and its body (a page's jobs carry only the start of theirs).
+type Job struct {
+	ID       uint64  `json:"id"`
+	Tube     string  `json:"tube"`
+	State    string  `json:"state"`
+	Priority uint32  `json:"pri"`
+	Age      float64 `json:"age"`
+	Delay    float64 `json:"delay"`
+	TTR      float64 `json:"ttr"`
+	TimeLeft float64 `json:"time_left"`
+	Reserves uint32  `json:"reserves"`
+	Timeouts uint32  `json:"timeouts"`
+	Releases uint32  `json:"releases"`
+	Buries   uint32  `json:"buries"`
+	Kicks    uint32  `json:"kicks"`
+	BodySize int     `json:"body_size"`
+	Body     []byte  `json:"body"` // base64 in JSON
+}
+
+// Page is GET /api/jobs: one page of a tube's jobs in a state, and the cursor of the next.
+type Page struct {
+	Tube  string `json:"tube"`
+	State string `json:"state"`
+	Jobs  []Job  `json:"jobs"`
+	Next  string `json:"next,omitempty"`
+}
+
+// History is GET /api/history: a tube's last hour, one value per second, oldest first.
+type History struct {
+	Tube    string    `json:"tube"`
+	End     time.Time `json:"end"`
+	Ready   []uint32  `json:"ready"`
+	Puts    []uint32  `json:"puts"`
+	Deletes []uint32  `json:"deletes"`
+}
+
+// Action is the body of every POST /api/…; each action reads the fields it needs.
+type Action struct {
+	Tube    string  `json:"tube,omitempty"`
+	To      string  `json:"to,omitempty"`
+	State   string  `json:"state,omitempty"` // flush, move: one state; empty: ready, delayed and buried
+	ID      uint64  `json:"id,omitempty"`
+	Bound   uint64  `json:"bound,omitempty"`
+	Seconds float64 `json:"seconds,omitempty"`
+	Body    string  `json:"body,omitempty"`
+	Pri     uint32  `json:"pri,omitempty"`
+	Delay   float64 `json:"delay,omitempty"`
+	TTR     float64 `json:"ttr,omitempty"`
+}
+
+// Result is what an action answers: how many jobs it acted on, or the new job's id.
+type Result struct {
+	N  uint64 `json:"n"`
+	ID uint64 `json:"id,omitempty"`
+}
+
+func secs(d time.Duration) float64 { return d.Seconds() }
+
+func tubeOf(ts *backend.TubeStats) Tube {
+	return Tube{
+		Name: ts.Name, Urgent: ts.UrgentJobs, Ready: ts.ReadyJobs, Reserved: ts.ReservedJobs,
+		Delayed: ts.DelayedJobs, Buried: ts.BuriedJobs, Total: ts.TotalJobs, Using: ts.Using,
+		Watching: ts.Watching, Deletes: ts.CmdDelete, Pauses: ts.CmdPauseTube,
+		Pause: secs(ts.Pause), PauseLeft: secs(ts.PauseTimeLeft),
+	}
+}
+
+func jobOf(st *backend.JobStats, size int, body []byte) Job {
+	return Job{
+		ID: st.ID, Tube: st.Tube, State: st.State.String(), Priority: st.Priority,
+		Age: secs(st.Age), Delay: secs(st.Delay), TTR: secs(st.TTR), TimeLeft: secs(st.TimeLeft),
+		Reserves: st.Reserves, Timeouts: st.Timeouts, Releases: st.Releases, Buries: st.Buries,
+		Kicks: st.Kicks, BodySize: size, Body: body,
+	}
+}
+
+// ParseState reads a state's name as stats-job prints it.
+func ParseState(s string) (backend.State, bool) {
+	for _, st := range []backend.State{backend.Ready, backend.Delayed, backend.Reserved, backend.Buried} {
+		if st.String() == s {
+			return st, true
+		}
+	}
+	return 0, false
+}
