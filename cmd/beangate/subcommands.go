@@ -4,7 +4,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/beangate/beangate/ctl"
+	"github.com/beangate/beangate/cmd/beangate/ctl"
 )
 
 // command is a subcommand, run as `beangate NAME [ARGS]`. It may use p.parseArgs to read the

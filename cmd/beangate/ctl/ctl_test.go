@@ -14,7 +14,7 @@ import (
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory"
-	"github.com/beangate/beangate/ctl"
+	"github.com/beangate/beangate/cmd/beangate/ctl"
 	"github.com/beangate/beangate/gateway"
 	"github.com/beangate/beangate/gateway/console"
 	"github.com/beangate/beangate/gateway/gatewaytest"
