@@ -211,7 +211,13 @@ func TestConsoleInChromium(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#pause-s", "600"), chromedp.Click("#pause"),
 			until(`!!document.querySelector('#paused')`)))
 		require.Equal(t, "600", w.tubeStat("work", "pause"))
+		// The charts of ready depth, puts/s and deletes/s, drawn once the history has a few samples.
+		require.NoError(t, chromedp.Do(ctx, until(`document.querySelectorAll('.charts svg polyline').length === 3 &&
+			parseInt((document.querySelector('.charts .title').textContent.match(/last (\d+)s/) || [0, 0])[1]) >= 4`)))
 		screenshot(t, ctx, "console-tube")
+		// The live view re-renders the page every second, which can replace a node between
+		// chromedp finding it and acting on it: pause it for the form-filling that follows.
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click("#live"), cellIs("#live", "Resume live")))
 		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#move-to", "work-moved"), chromedp.Click("#move"),
 			chromedp.WaitVisible("#confirm-yes"), chromedp.Click("#confirm-yes"),
 			until(`document.querySelector('#msg').textContent.startsWith('move: done (44)')`)))
