@@ -50,6 +50,7 @@ func groups() []group {
 		{"Stats", statsCases},
 		{"TubeLifecycle", tubeLifecycleCases},
 		{"Concurrency", concurrencyCases},
+		{"Import", importCases},
 	}
 }
 
