@@ -45,6 +45,7 @@ const (
 	opListTubes     op = "list_tubes"
 	opPause         op = "pause"
 	opRestore       op = "restore"
+	opImport        op = "import"
 )
 
 // ops are all the operations.
@@ -52,7 +53,7 @@ var ops = []op{
 	opSessionBegin, opSessionEnd, opReap, opUse, opWatch, opIgnore,
 	opPut, opReserve, opReserveJob, opReserveHanded, opDelete, opRelease, opBury, opTouch,
 	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
-	opStats, opListTubes, opPause, opRestore,
+	opStats, opListTubes, opPause, opRestore, opImport,
 }
 
 // scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and
