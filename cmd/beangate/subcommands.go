@@ -11,5 +11,6 @@ func subcommands() map[string]command {
 	return map[string]command{
 		"migrate-db": migrateDB,
 		"binlog":     binlogTool,
+		"migrate":    migrateCmd,
 	}
 }
