@@ -146,6 +146,11 @@ func populate(t *testing.T, addr string, release time.Duration) (map[uint64]srcJ
 	h := want[h1]
 	h.state, h.pri, h.releases, h.left = "ready", 77, h.releases+1, 0
 	want[h1] = h
+	if release == 0 { // the worker keeps it: a binlog's job reserved at a crash comes back ready
+		h.pri, h.releases = 4, h.releases-1
+		want[h1] = h
+		return want, maxID
+	}
 	go func() {
 		time.Sleep(release)
 		w.send("release %d 77 0", h1)
