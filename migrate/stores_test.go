@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +26,8 @@ import (
 type store struct {
 	name string
 	open func(t *testing.T) backend.Backend
+	dir  string // binlog
+	url  string // redis, postgres
 }
 
 // dest opens the store as a destination.
@@ -65,7 +68,7 @@ func randomName(prefix string) string {
 
 func binlogStore(t *testing.T) store {
 	dir := t.TempDir()
-	return store{"binlog", func(t *testing.T) backend.Backend {
+	return store{name: "binlog", dir: dir, open: func(t *testing.T) backend.Backend {
 		b, err := memory.Open(memory.Options{Binlog: &binlog.Options{Dir: dir}})
 		require.NoError(t, err)
 		return b
@@ -91,7 +94,7 @@ func redisStore(t *testing.T) store {
 			c.Del(ctx, iter.Val())
 		}
 	})
-	return store{"redis", func(t *testing.T) backend.Backend {
+	return store{name: "redis", url: url + "?prefix=" + prefix, open: func(t *testing.T) backend.Backend {
 		o, err := beanredis.ParseURL(url + "?prefix=" + prefix)
 		require.NoError(t, err)
 		b, err := beanredis.New(context.Background(), o)
@@ -116,7 +119,11 @@ func postgresStore(t *testing.T) store {
 		_, _ = pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 		pool.Close()
 	})
-	return store{"postgres", func(t *testing.T) backend.Backend {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return store{name: "postgres", url: url + sep + "schema=" + schema, open: func(t *testing.T) backend.Backend {
 		b, err := beanpg.New(context.Background(), beanpg.Options{DSN: url, Schema: schema, VacuumInterval: -1})
 		require.NoError(t, err)
 		return b
