@@ -169,6 +169,9 @@ func (s *beanstalkSource) Next(ctx context.Context, max int) ([]backend.ImportJo
 				}
 				jobs, err := s.wait(max)
 				if err != nil || len(jobs) > 0 {
+					// Counted as the pass's, so that the next call starts a new pass (and
+					// lists the tubes again: a steady trickle must not hide a new tube).
+					s.moved += len(jobs)
 					return jobs, err
 				}
 			}
@@ -266,22 +269,32 @@ func (s *beanstalkSource) reserveReady(tubes []string, n int, timeout int) ([]ba
 		held = append(held, got{id, body})
 		n--
 	}
-	for range n {
-		s.c.send("reserve-with-timeout 0")
-	}
-	if err := s.c.flush(); err != nil {
-		return nil, err
-	}
+	// Pipelined in growing rounds, so that a trickle costs a few commands, not n.
 	var firstErr error
-	for range n {
-		id, body, err := s.c.job("RESERVED")
-		switch {
-		case err == nil:
-			held = append(held, got{id, body})
-		case errors.Is(err, errTimedOut) || errors.Is(err, errDeadlineSoon):
-		case firstErr == nil:
-			firstErr = err
+	for round, want := 16, n; want > 0 && firstErr == nil; round *= 2 {
+		k := min(round, want)
+		for range k {
+			s.c.send("reserve-with-timeout 0")
 		}
+		if err := s.c.flush(); err != nil {
+			return nil, err
+		}
+		taken := 0
+		for range k {
+			id, body, err := s.c.job("RESERVED")
+			switch {
+			case err == nil:
+				held = append(held, got{id, body})
+				taken++
+			case errors.Is(err, errTimedOut) || errors.Is(err, errDeadlineSoon):
+			case firstErr == nil:
+				firstErr = err
+			}
+		}
+		if taken < k {
+			break
+		}
+		want -= k
 	}
 	out := make([]backend.ImportJob, 0, len(held))
 	for _, h := range held {

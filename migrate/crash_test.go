@@ -156,4 +156,3 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 }
 
 func (l *limitedBuffer) String() string { return string(l.b) }
-
