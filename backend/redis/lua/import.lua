@@ -8,7 +8,9 @@
 -- returns {id, outcome, ...} per job: outcome 1 id kept, 2 id changed, 3 already imported
 local KIMP, IDS = B .. ':imported', B .. ':ids'
 raise_ids(tonumber(ARGV[3]))
-local out, woken = {}, {}
+-- Per call rather than per job: the id sequence's value, each tube's existence and count.
+local top = tonumber(redis.call('GET', IDS) or 0)
+local out, woken, added, total = {}, {}, {}, 0
 for i = 4, #ARGV, 15 do
   local key, id, t, st = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3]
   local seen = redis.call('HGET', KIMP, key)
@@ -18,13 +20,19 @@ for i = 4, #ARGV, 15 do
   else
     local outcome = 1
     if id == 0 or redis.call('EXISTS', kjob(string.format('%020d', id))) == 1 then
-      id, outcome = redis.call('INCR', IDS), 2
-    elseif tonumber(redis.call('GET', IDS) or 0) < id then
-      redis.call('SET', IDS, ds(id))
+      top = top + 1
+      id, outcome = top, 2
+    elseif id > top then
+      top = id
     end
     local m = string.format('%020d', id)
     local pri, left = ARGV[i + 4], tonumber(ARGV[i + 7])
-    ensure_tube(t)
+    if not added[t] then
+      ensure_tube(t)
+      added[t] = 0
+    end
+    added[t] = added[t] + 1
+    total = total + 1
     local due = 0
     if st == 'delayed' and left > 0 then
       due = NOW + left
@@ -48,12 +56,13 @@ for i = 4, #ARGV, 15 do
       redis.call('ZADD', kready(t), pri, m)
       woken[t] = true
     end
-    redis.call('HINCRBY', ktube(t), 'total', 1)
-    redis.call('HINCRBY', STATS, 'total', 1)
     redis.call('HSET', KIMP, key, ds(id))
     out[#out + 1] = id
     out[#out + 1] = outcome
   end
 end
+redis.call('SET', IDS, ds(top))
+for t, n in pairs(added) do redis.call('HINCRBY', ktube(t), 'total', n) end
+if total > 0 then redis.call('HINCRBY', STATS, 'total', total) end
 for t in pairs(woken) do notify(t) end
 return out
