@@ -27,14 +27,16 @@ type keyRecord struct {
 	key string
 }
 
-// keyFile is the open key file of a binlog directory.
+// keyFile is the key file of a binlog directory, created by the first import (a directory
+// that never had one gets no stray file).
 type keyFile struct {
-	mu sync.Mutex // appends from concurrent imports, one at a time
-	f  *os.File
+	mu   sync.Mutex // appends from concurrent imports, one at a time
+	path string
+	f    *os.File // nil until the first append
 }
 
-// openKeyFile reads dir's key file into keys and opens it for appending. A torn last line (a
-// crash while appending) is dropped: its jobs' keys are recovered by sameJobLocked.
+// openKeyFile reads dir's key file, if any, into keys. A torn last line (a crash while
+// appending) is dropped: its jobs' keys are recovered by sameJobLocked.
 func openKeyFile(dir string, keys map[string]uint64) (*keyFile, error) {
 	path := filepath.Join(dir, ImportKeysFile)
 	if data, err := os.ReadFile(path); err == nil {
@@ -52,11 +54,7 @@ func openKeyFile(dir string, keys map[string]uint64) (*keyFile, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	return &keyFile{f: f}, nil
+	return &keyFile{path: path}, nil
 }
 
 // append writes and syncs records. A line is started on a new line, so that after a torn line
@@ -71,6 +69,16 @@ func (k *keyFile) append(records []keyRecord) error {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.f == nil {
+		f, err := os.OpenFile(k.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return err
+		}
+		k.f = f
+		if err := syncDir(filepath.Dir(k.path)); err != nil {
+			return err
+		}
+	}
 	if _, err := k.f.Write(buf); err != nil {
 		return fmt.Errorf("writing %s: %w", ImportKeysFile, err)
 	}
@@ -83,5 +91,18 @@ func (k *keyFile) append(records []keyRecord) error {
 func (k *keyFile) close() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.f == nil {
+		return nil
+	}
 	return k.f.Close()
+}
+
+// syncDir makes a file just created in dir outlive a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
