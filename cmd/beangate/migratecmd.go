@@ -36,6 +36,7 @@ committed it. Killed at any point, run it again: nothing is lost, nothing is dou
   --dry-run    print what would move, per tube and state, and exit
   --tubes GLOB move only the tubes whose name matches (shell pattern, e.g. 'email-*')
   --batch N    jobs per import (default 1000)
+  --progress   bar, lines (a log line every 5 s) or none; default: a bar on a terminal, else lines
 `
 
 // migrateCmd is `beangate migrate`.
