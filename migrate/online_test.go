@@ -228,3 +228,48 @@ func TestOnlineFromBeanstalkdIntoEachStore(t *testing.T) {
 		})
 	}
 }
+
+// Into a beanstalk server (the reference 1.13): the same jobs by tube, state, priority, TTR,
+// remaining delay and body, under new ids (the report says so), buried in their order.
+func TestOnlineFromBeanstalkdIntoABeanstalkServer(t *testing.T) {
+	addr := gatewaytest.StartBeanstalkd(t, gatewaytest.DebianBeanstalkd(t), 0)
+	refBin, _ := gatewaytest.ReferenceBeanstalkd(t)
+	to := gatewaytest.StartBeanstalkd(t, refBin, 0)
+	want, _ := populate(t, addr, 300*time.Millisecond)
+	// The destination has used ids already: the moved jobs cannot keep theirs.
+	d := testConn(t, to)
+	for range 3 {
+		id := put(t, d, "other", 0, 0, 60, "x")
+		must(t, d, "DELETED", "delete %d", id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	src, err := OpenSource(ctx, "beanstalk://"+addr, "", false, testLog(t))
+	require.NoError(t, err)
+	defer src.Close()
+	dst, err := OpenBeanstalkDest(ctx, "beanstalk://"+to)
+	require.NoError(t, err)
+	rep, err := Run(ctx, src, dst, Options{Log: testLog(t), Batch: 4})
+	require.NoError(t, err)
+	require.NoError(t, dst.Close())
+	require.Equal(t, uint64(len(want)), rep.IDsChanged)
+	require.Equal(t, []string{"paused"}, rep.Paused)
+	requireDrained(t, addr)
+
+	got := snapshot(t, d, uint64(len(want))+3)
+	require.Len(t, got, len(want))
+	byBody := map[string]srcJob{}
+	for _, j := range got {
+		byBody[j.body] = j
+	}
+	for _, w := range want {
+		g, ok := byBody[w.body]
+		require.True(t, ok, "job %q moved", w.body)
+		requireSame(t, w, g, false)
+	}
+	must(t, d, "USING", "use alpha")
+	_, body := must(t, d, "FOUND", "peek-buried")
+	require.Equal(t, "a5", string(body))
+	_, st := must(t, d, "OK", "stats-tube paused")
+	require.InDelta(t, 60, num(yamlMap(st), "pause-time-left"), 5)
+}
