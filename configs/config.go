@@ -22,7 +22,10 @@ type Config struct {
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	// BackendTimeout bounds each backend call that does not block by design.
 	BackendTimeout time.Duration `mapstructure:"backend_timeout"`
-	Log            Log           `mapstructure:"log"`
+	// Compat is the beanstalkd version answered as: "1.13" (the default) or "1.12" (unquoted
+	// names in stats-tube/stats-job, loose reserve-with-timeout), for clients written against 1.12.
+	Compat string `mapstructure:"compat"`
+	Log    Log    `mapstructure:"log"`
 	// Binlog is beanstalkd's -b/-f/-F/-s: the memory backend's persistence, in beanstalkd's
 	// own file format. Refused with the Redis and PostgreSQL backends.
 	Binlog Binlog `mapstructure:"binlog"`
@@ -66,6 +69,7 @@ func Defaults() Config {
 		Backend:         "memory://",
 		ShutdownTimeout: 10 * time.Second,
 		BackendTimeout:  10 * time.Second,
+		Compat:          "1.13",
 		Log:             Log{Format: "text", Level: "info"},
 		Fleet:           defaultFleet(),
 		Binlog:          Binlog{FsyncMS: DefaultFsyncMS, MaxSize: DefaultBinlogMaxSize},

@@ -12,6 +12,7 @@ var flagKeys = map[string]string{
 	"verbose":          "verbose",
 	"shutdown-timeout": "shutdown_timeout",
 	"backend-timeout":  "backend_timeout",
+	"compat":           "compat",
 	"log-format":       "log.format",
 	"log-level":        "log.level",
 	"binlog-dir":       "binlog.dir",
@@ -36,6 +37,7 @@ func AddFlags(fs *pflag.FlagSet) {
 	fs.CountP("verbose", "V", "more verbose logging (repeatable; -V logs commands)")
 	fs.Duration("shutdown-timeout", d.ShutdownTimeout, "graceful stop limit (a `DURATION`) on SIGTERM/SIGINT")
 	fs.Duration("backend-timeout", d.BackendTimeout, "limit (a `DURATION`) for each non-blocking backend call")
+	fs.String("compat", d.Compat, "answer as beanstalkd `VERSION` 1.13, or 1.12 (unquoted names in stats-tube/stats-job, loose reserve-with-timeout)")
 	fs.String("log-format", d.Log.Format, "log `FORMAT`: text or json")
 	fs.String("log-level", d.Log.Level, "log `LEVEL`: debug, info, warn or error")
 	fs.StringP("binlog-dir", "b", "", "keep jobs in beanstalkd's binlog in `DIR` (memory backend)")

@@ -63,6 +63,7 @@ func setDefaults(v *viper.Viper) {
 		"verbose":          d.Verbose,
 		"shutdown_timeout": d.ShutdownTimeout,
 		"backend_timeout":  d.BackendTimeout,
+		"compat":           d.Compat,
 		"log.format":       d.Log.Format,
 		"log.level":        d.Log.Level,
 	} {

@@ -43,6 +43,9 @@ func (c *Config) Validate() (warnings []string, err error) {
 	if c.ShutdownTimeout <= 0 {
 		bad("shutdown_timeout %s: must be positive", c.ShutdownTimeout)
 	}
+	if c.Compat != "1.13" && c.Compat != "1.12" {
+		bad("compat %q: must be 1.13 or 1.12", c.Compat)
+	}
 	if c.BackendTimeout <= 0 {
 		bad("backend_timeout %s: must be positive", c.BackendTimeout)
 	}

@@ -160,6 +160,15 @@ func (c *conn) cmdReserve(_ []byte) bool {
 }
 
 func (c *conn) cmdReserveWithTimeout(args []byte) bool {
+	if c.srv.v112 {
+		timeout, ok := readReserveTimeout112(args)
+		if !ok {
+			c.reply(msgBadFormat)
+			return true
+		}
+		c.count(cmdReserveWithTimeout)
+		return c.reserve(timeout)
+	}
 	secs, ok := readReserveTimeout(args)
 	if !ok {
 		c.reply(msgBadFormat)

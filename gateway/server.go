@@ -52,11 +52,15 @@ type Config struct {
 	MaxHandshaking int
 	// HandshakeTimeout bounds the TLS handshake and auth from accept; 0 means 10s.
 	HandshakeTimeout time.Duration
+	// Compat is the beanstalkd version answered as: "" or "1.13" (the default), or "1.12" (see
+	// compat.go).
+	Compat string
 }
 
 // Server serves the beanstalk protocol. Its zero value is not usable: use NewServer.
 type Server struct {
 	cfg      Config
+	v112     bool // Compat "1.12"
 	log      *slog.Logger
 	sessions *backend.SessionIDs
 	stats    *serverStats
@@ -106,6 +110,7 @@ func NewServer(cfg Config) *Server {
 		starter = rs // its StartReserve needs no timeout bound either
 	}
 	return &Server{
+		v112:        cfg.Compat == Compat112,
 		nonBlocking: nonBlocking,
 		starter:     starter,
 		cfg:         cfg,

@@ -58,7 +58,7 @@ func (s *Server) statsYAML(q *backend.Stats) []byte {
 		int("current-waiting", st.waiting.Load()).
 		uint("total-connections", st.totalConnections.Load()).
 		int("pid", int64(s.host.pid)).
-		quoted("version", Version).
+		quoted("version", s.version()).
 		plain("rusage-utime", formatRusage(utime)).
 		plain("rusage-stime", formatRusage(stime)).
 		seconds("uptime", time.Since(s.started)).
@@ -74,9 +74,9 @@ func (s *Server) statsYAML(q *backend.Stats) []byte {
 	return y.
 		bool("draining", s.Draining()).
 		plain("id", s.sessions.Process()).
-		quoted("hostname", s.host.hostname).
-		quoted("os", s.host.os).
-		quoted("platform", s.host.platform)
+		name("hostname", s.host.hostname, s.v112).
+		name("os", s.host.os, s.v112).
+		name("platform", s.host.platform, s.v112)
 }
 
 func formatRusage(d time.Duration) string {

@@ -119,7 +119,7 @@ func (c *conn) cmdStatsTube(args []byte) bool {
 		c.replyError("stats-tube", err)
 		return true
 	}
-	c.out = appendDataReply(c.out, tubeStatsYAML(ts, c.srv.stats.tubeWaiting(ts.Name)))
+	c.out = appendDataReply(c.out, tubeStatsYAML(ts, c.srv.stats.tubeWaiting(ts.Name), c.srv.v112))
 	return true
 }
 
@@ -137,7 +137,7 @@ func (c *conn) cmdStatsJob(args []byte) bool {
 		c.replyError("stats-job", err)
 		return true
 	}
-	c.out = appendDataReply(c.out, jobStatsYAML(js))
+	c.out = appendDataReply(c.out, jobStatsYAML(js, c.srv.v112))
 	return true
 }
 

@@ -61,10 +61,18 @@ func yamlList(names []string) []byte {
 	return y
 }
 
-func jobStatsYAML(js *backend.JobStats) []byte {
+// name prints a tube name: quoted as 1.13 does, plain as 1.12 did.
+func (y yamlDoc) name(key, v string, v112 bool) yamlDoc {
+	if v112 {
+		return y.plain(key, v)
+	}
+	return y.quoted(key, v)
+}
+
+func jobStatsYAML(js *backend.JobStats, v112 bool) []byte {
 	return newYAML().
 		uint("id", js.ID).
-		quoted("tube", js.Tube).
+		name("tube", js.Tube, v112).
 		plain("state", js.State.String()).
 		uint("pri", uint64(js.Priority)).
 		seconds("age", js.Age).
@@ -79,9 +87,9 @@ func jobStatsYAML(js *backend.JobStats) []byte {
 		uint("kicks", uint64(js.Kicks))
 }
 
-func tubeStatsYAML(ts *backend.TubeStats, waiting int64) []byte {
+func tubeStatsYAML(ts *backend.TubeStats, waiting int64, v112 bool) []byte {
 	return newYAML().
-		quoted("name", ts.Name).
+		name("name", ts.Name, v112).
 		uint("current-jobs-urgent", ts.UrgentJobs).
 		uint("current-jobs-ready", ts.ReadyJobs).
 		uint("current-jobs-reserved", ts.ReservedJobs).

@@ -53,6 +53,7 @@ func groups() []group {
 		{"Concurrency", concurrencyCases},
 		{"Listing", listingCases},
 		{"Bulk", bulkCases},
+		{"Import", importCases},
 	}
 }
 

@@ -64,6 +64,9 @@ type Backend struct {
 	wal    *binlog.Log // nil without a binlog
 	walSeq uint64      // what the operation under way must commit (see endWrite)
 	walErr error       // a record the operation under way could not place
+
+	imported map[string]uint64 // key -> id of every imported job (backend.Importer)
+	keys     *keyFile          // the binlog directory's key file; nil without a binlog
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -104,6 +107,11 @@ func Open(opts Options) (*Backend, error) {
 		_ = wal.Close()
 		return nil, err
 	}
+	if b.keys, err = openKeyFile(wal.Dir(), b.imported); err != nil {
+		b.wal = nil
+		_ = wal.Close()
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -119,6 +127,7 @@ func New(opts Options) *Backend {
 		jobs:      make(map[uint64]*job),
 		tubes:     make(map[string]*tube),
 		sessions:  make(map[backend.SessionID]*session),
+		imported:  make(map[string]uint64),
 		delayed:   newIndexedHeap(byDue, setGlobalIndex),
 		deadlines: newIndexedHeap(byDeadline, setGlobalIndex),
 		paused:    newIndexedHeap(byPauseEnd, setPauseIndex),
@@ -278,6 +287,9 @@ func (b *Backend) Close() error {
 		for w := range s.waiters {
 			b.finishWaiterLocked(w, nil, ErrClosed)
 		}
+	}
+	if b.keys != nil {
+		_ = b.keys.close()
 	}
 	if b.wal != nil {
 		return b.wal.Close()

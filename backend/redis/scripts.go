@@ -48,6 +48,7 @@ const (
 	opListJobs      op = "list_jobs"
 	opDeleteJobs    op = "delete_jobs"
 	opMoveJobs      op = "move_jobs"
+	opImport        op = "import"
 )
 
 // ops are all the operations.
@@ -55,7 +56,7 @@ var ops = []op{
 	opSessionBegin, opSessionEnd, opReap, opUse, opWatch, opIgnore,
 	opPut, opReserve, opReserveJob, opReserveHanded, opDelete, opRelease, opBury, opTouch,
 	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
-	opStats, opListTubes, opPause, opRestore, opListJobs, opDeleteJobs, opMoveJobs,
+	opStats, opListTubes, opPause, opRestore, opListJobs, opDeleteJobs, opMoveJobs, opImport,
 }
 
 // scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and

@@ -45,5 +45,8 @@ Commands (before any option):
   beangate migrate-db --backend postgres://...   apply the PostgreSQL schema migrations
   beangate binlog inspect DIR                    report a stopped server's binlog directory
   beangate binlog compact DIR                    rewrite it to its live jobs only
+  beangate migrate --from SRC --to DST [--follow] [--dry-run] [--tubes GLOB]
+                                                 move every job off a beanstalkd, exactly once
+                                                 (beangate migrate --help for details)
 `, protocolVersion, fs.FlagUsages())
 }

@@ -70,6 +70,7 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 		MaxJobSize:     uint32(cfg.MaxJobSize), // validated: at most 1 GiB
 		Logger:         log,
 		BackendTimeout: cfg.BackendTimeout,
+		Compat:         cfg.Compat,
 	}))
 	probeCtx, stopProbe := context.WithCancel(context.Background())
 	defer stopProbe()

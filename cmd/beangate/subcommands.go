@@ -17,6 +17,7 @@ func subcommands() map[string]command {
 		"migrate-db": migrateDB,
 		"binlog":     binlogTool,
 		"ctl":        ctlTool,
+		"migrate":    migrateCmd,
 	}
 }
 

@@ -18,6 +18,9 @@ type Transcript struct {
 	// Differs says why the real beanstalkd answers otherwise (a bug of its that we do not copy,
 	// or 1.12 behaviour that 1.13 changed); the differential test skips such transcripts.
 	Differs string
+	// Version "1.13" marks 1.13 behaviour that 1.12 did otherwise: not played in 1.12 mode
+	// (--compat 1.12), where Transcripts112 covers 1.12's.
+	Version string
 }
 
 // Step is one action on connection Conn (0 is the first; connections open on first use).

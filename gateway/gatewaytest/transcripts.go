@@ -196,7 +196,7 @@ func Transcripts() []Transcript {
 			{Send: "reserve-with-timeout 0\r\n", Expect: "TIMED_OUT\r\n"},
 			{Send: "reserve-with-timeout 1\r\nlist-tube-used\r\n", Expect: "TIMED_OUT\r\nUSING default\r\n"},
 		}},
-		{Name: "ReserveWithTimeoutArgument113",
+		{Name: "ReserveWithTimeoutArgument113", Version: "1.13",
 			Differs: "beanstalkd 1.12 parses the timeout with strtol (1.13 is strict)",
 			Steps: []Step{
 				{Send: "reserve-with-timeout -1\r\n", Expect: "BAD_FORMAT\r\n"},

@@ -149,3 +149,27 @@ func syncDirPath(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// LockedReplay is a stopped server's directory read under its lock, which it keeps until Close
+// (beangate migrate reads its jobs while no server may start on it).
+type LockedReplay struct {
+	*Replay
+	lock *os.File
+}
+
+// ReadLocked locks dir (ErrLocked while a server runs on it) and reads it.
+func ReadLocked(dir string, opts ReadOptions) (*LockedReplay, error) {
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := ReadDir(dir, opts)
+	if err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	return &LockedReplay{Replay: rp, lock: lock}, nil
+}
+
+// Close releases the lock.
+func (r *LockedReplay) Close() error { return r.lock.Close() }

@@ -1,0 +1,65 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/beangate/beangate/backend"
+)
+
+var _ backend.Importer = (*Backend)(nil)
+
+// importChunk is how many jobs one import call carries: big enough that the call's own cost
+// vanishes, small enough that Redis serves other clients between calls.
+const importChunk = 500
+
+// Import stores jobs with their identity, each with its key record (lua/import.lua), in calls
+// of importChunk jobs, each atomic.
+func (b *Backend) Import(ctx context.Context, jobs []backend.ImportJob) ([]backend.Imported, error) {
+	out := make([]backend.Imported, 0, len(jobs))
+	for start := 0; start < len(jobs); start += importChunk {
+		chunk := jobs[start:min(start+importChunk, len(jobs))]
+		args := make([]any, 0, 1+15*len(chunk))
+		args = append(args, b.floorArg())
+		for i := range chunk {
+			j := &chunk[i]
+			body := j.Body
+			if body == nil {
+				body = []byte{}
+			}
+			args = append(args, j.Key, strconv.FormatUint(j.ID, 10), j.Tube, importState(j.State),
+				prio(j.Priority), ms(j.TTR), ms(j.Delay), ms(j.TimeLeft), ms(j.Age),
+				u32(j.Reserves), u32(j.Timeouts), u32(j.Releases), u32(j.Buries), u32(j.Kicks), body)
+		}
+		res, err := b.call(ctx, opImport, args...)
+		if err != nil {
+			return out, err
+		}
+		r := newReply(res)
+		if r.err == nil && len(r.a) != 2*len(chunk) {
+			return out, fmt.Errorf("backend/redis: import: %d values for %d jobs", len(r.a), len(chunk))
+		}
+		for i := range chunk {
+			id, outcome := uint64(r.int(2*i)), backend.ImportOutcome(r.int(2*i+1))
+			if r.err != nil {
+				return out, r.err
+			}
+			b.saw(id)
+			out = append(out, backend.Imported{ID: id, Outcome: outcome})
+		}
+	}
+	return out, nil
+}
+
+func importState(s backend.State) string {
+	switch s {
+	case backend.Delayed:
+		return "delayed"
+	case backend.Buried:
+		return "buried"
+	}
+	return "ready"
+}
+
+func u32(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
