@@ -17,7 +17,7 @@ import (
 	"github.com/beangate/beangate/backend/memory"
 	"github.com/beangate/beangate/backend/memory/binlog"
 	"github.com/beangate/beangate/configs"
-	"github.com/beangate/beangate/migrate"
+	"github.com/beangate/beangate/cmd/beangate/migrate"
 )
 
 const migrateUsage = `Usage: beangate migrate --from SRC --to DST [--follow] [--dry-run] [--tubes GLOB] [--batch N]
