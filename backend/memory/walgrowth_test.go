@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/beangate/beangate/gateway/gatewaytest"
+
 	"github.com/beangate/beangate/backend/memory/binlog"
 )
 
@@ -67,7 +69,7 @@ func TestBinlogStaysBoundedWithLongLivedJobsReleasedAndKicked(t *testing.T) {
 
 	// Compaction lost nothing: beangate and beanstalkd both find the two jobs, kicked every round.
 	bgAddr, _ := startBeangate(t, binlog.Options{Dir: copyDir(t, dir)}, 0)
-	bsAddr, _ := startBeanstalkd(t, beanstalkdBinary(t), "-b", copyDir(t, dir))
+	bsAddr, _ := startBeanstalkd(t, gatewaytest.DebianBeanstalkd(t), "-b", copyDir(t, dir))
 	for _, addr := range []string{bgAddr, bsAddr} {
 		c := dialBS(t, addr)
 		for _, id := range ids {
@@ -83,7 +85,7 @@ func TestBinlogStaysBoundedWithLongLivedJobsReleasedAndKicked(t *testing.T) {
 func TestBeanstalkdBinlogGrowsWithLongLivedJobs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	addr, stop := startBeanstalkd(t, beanstalkdBinary(t), "-b", dir, "-s", "4096", "-F")
+	addr, stop := startBeanstalkd(t, gatewaytest.DebianBeanstalkd(t), "-b", dir, "-s", "4096", "-F")
 	churnLongLivedJobs(t, addr, 1500, func() {})
 	stop()
 	_, files := dirBytes(t, dir)

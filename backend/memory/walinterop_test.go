@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/beangate/beangate/gateway/gatewaytest"
+
 	"github.com/beangate/beangate/backend/memory/binlog"
 )
 
@@ -95,7 +97,7 @@ func copyDir(t *testing.T, src string) string {
 // the clock-driven age and time-left, which must agree within a few seconds), the bodies, and
 // the reserve order over every tube. It returns beangate's stats-job answers.
 func compareReaders(t *testing.T, dir string, s jobSet, maxBody int) map[string]map[string]string {
-	bin := beanstalkdBinary(t)
+	bin := gatewaytest.DebianBeanstalkd(t)
 	// beanstalkd refuses on replay a body of exactly -z bytes (its off-by-two), so it reads with
 	// a -z two higher; beangate reads with the same -z the writer had.
 	bsAddr, _ := startBeanstalkd(t, bin, "-b", copyDir(t, dir), "-z", strconv.Itoa(maxBody+2))
@@ -161,7 +163,7 @@ func peekBuried(c *bs) []string {
 
 func TestBinlogWrittenByBeanstalkdIsServedByBeangate(t *testing.T) {
 	t.Parallel()
-	bin := beanstalkdBinary(t)
+	bin := gatewaytest.DebianBeanstalkd(t)
 	dir := t.TempDir()
 	addr, stop := startBeanstalkd(t, bin, "-b", dir, "-z", "65535")
 	s, _ := writeEveryState(t, addr, 65535)

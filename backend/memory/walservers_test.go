@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -23,18 +22,6 @@ import (
 
 // Helpers for the binlog tests: real servers over TCP — Debian's beanstalkd and beangate's
 // gateway on the memory backend — and a small protocol client.
-
-func beanstalkdBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("beanstalkd")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("beanstalkd is not installed; .ci/run installs it (apt-get install beanstalkd)")
-		}
-		t.Skip("beanstalkd is not installed (apt-get install beanstalkd)")
-	}
-	return bin
-}
 
 func freePort(t *testing.T) int {
 	t.Helper()

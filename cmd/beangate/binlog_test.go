@@ -11,19 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-func beanstalkdBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("beanstalkd")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("beanstalkd is not installed; .ci/run installs it (apt-get install beanstalkd)")
-		}
-		t.Skip("beanstalkd is not installed (apt-get install beanstalkd)")
-	}
-	return bin
-}
+	"github.com/beangate/beangate/gateway/gatewaytest"
+)
 
 // With -b, jobs outlive the process: a graceful stop truncates the current file to what it
 // holds (as beanstalkd does), and the next start replays the directory before serving.
@@ -53,7 +43,7 @@ func TestBinlogKeepsJobsAcrossAGracefulRestart(t *testing.T) {
 // status 10.
 func TestBinlogDirectoryLockIsBeanstalkds(t *testing.T) {
 	t.Parallel()
-	bin := beanstalkdBinary(t)
+	bin := gatewaytest.DebianBeanstalkd(t)
 
 	t.Run("beanstalkd holds it", func(t *testing.T) {
 		t.Parallel()
