@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// postgresProbe reads CPU from /proc (the postmaster and all its children: the server must run
+// on this machine) and WAL volume from pg_stat_wal (PostgreSQL 14 and later).
+type postgresProbe struct {
+	conn       *pgx.Conn
+	postmaster int
+}
+
+func openPostgresProbe(ctx context.Context, url string) (*postgresProbe, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	pid, err := pidListeningOn(net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
+	if err != nil {
+		return nil, fmt.Errorf("postgres CPU needs a local server: %w", err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &postgresProbe{conn: conn, postmaster: pid}, nil
+}
+
+func (p *postgresProbe) sample(ctx context.Context) (storeSample, error) {
+	s := storeSample{commands: -1, fcalls: -1, walBytes: -1}
+	var err error
+	if s.cpu, err = processTreeCPU(p.postmaster); err != nil {
+		return s, err
+	}
+	var wal float64 // numeric in pg_stat_wal
+	if p.conn.QueryRow(ctx, "SELECT wal_bytes::float8 FROM pg_stat_wal").Scan(&wal) == nil {
+		s.walBytes = int64(wal)
+	}
+	return s, nil
+}
+
+func (p *postgresProbe) Close() { _ = p.conn.Close(context.Background()) }
