@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+
+	beanpg "github.com/beangate/beangate/backend/postgres"
 )
 
 // postgresProbe reads CPU from /proc (the postmaster and all its children: the server must run
@@ -16,8 +18,14 @@ type postgresProbe struct {
 	postmaster int
 }
 
+// openPostgresProbe takes the gateway's own backend URL (schema= and the like are dropped as the
+// backend drops them).
 func openPostgresProbe(ctx context.Context, url string) (*postgresProbe, error) {
-	cfg, err := pgx.ParseConfig(url)
+	bo, err := beanpg.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(bo.DSN)
 	if err != nil {
 		return nil, err
 	}

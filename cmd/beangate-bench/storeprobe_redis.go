@@ -9,12 +9,23 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	beanredis "github.com/beangate/beangate/backend/redis"
 )
 
 type redisProbe struct{ c *redis.Client }
 
+// openRedisProbe takes the gateway's own backend URL (prefix=, timeout= and the like are
+// dropped as the backend drops them). One node's INFO is not a Cluster's: not measured there.
 func openRedisProbe(ctx context.Context, url string) (*redisProbe, error) {
-	opts, err := redis.ParseURL(url)
+	bo, err := beanredis.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if bo.Cluster {
+		return nil, fmt.Errorf("store figures of a Redis Cluster are not measured")
+	}
+	opts, err := redis.ParseURL(bo.URL)
 	if err != nil {
 		return nil, err
 	}
