@@ -14,6 +14,8 @@
 #   BEANGATE_REDIS_URL    also run beangate --backend $BEANGATE_REDIS_URL ("beangate-redis")
 #   BEANGATE_PG_URL       also run beangate --backend $BEANGATE_PG_URL ("beangate-pg"), plus
 #                         beanstalkd with a binlog (-b DIR -f0) as its durable reference
+#   (for those two the tables add the store's CPU per job, Redis commands per job and
+#   PostgreSQL WAL bytes per job next to every gateway's CPU per job; the store must be local)
 #   BENCH_GATEWAYS=2      gateways per shared-store target (Redis, Postgres): with 2, producers
 #                         use one and consumers the other; 1 measures a single gateway
 #   BENCH_BINLOG="-f0"    run beanstalkd and beangate (memory) each with a binlog in a directory
@@ -64,6 +66,7 @@ free_port() {
 
 servers=""
 server_pids=""
+stores=""
 # launch NAME LOG CMD...: run a server on a free port (CMD gets -l 127.0.0.1 -p PORT appended),
 # wait until it accepts connections, and set addr and pid.
 launch() {
@@ -128,15 +131,18 @@ start_shared() {
 }
 if [ -n "${BEANGATE_REDIS_URL:-}" ] && [ "$have_beangate" = 1 ]; then
   start_shared beangate-redis "$out/beangate" --backend "$BEANGATE_REDIS_URL"
+  stores="${stores:+$stores,}beangate-redis=$BEANGATE_REDIS_URL"
 fi
 if [ -n "${BEANGATE_PG_URL:-}" ] && [ "$have_beangate" = 1 ]; then
   mkdir -p "$out/binlog"
   start beanstalkd-durable "$beanstalkd" -b "$out/binlog" -f0
   start_shared beangate-pg "$out/beangate" --backend "$BEANGATE_PG_URL"
+  stores="${stores:+$stores,}beangate-pg=$BEANGATE_PG_URL"
 fi
 
 bench() {
   local args=(-servers "$servers" -pid "$server_pids" -rounds "$rounds" -duration "$duration" "$@")
+  [ -n "$stores" ] && args+=(-store "$stores")
   [ -n "${BENCH_JSON:-}" ] && args+=(-json)
   "$out/beangate-bench" "${args[@]}" | tee -a "$out/results.txt"
 }

@@ -25,7 +25,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	cfg := &config{}
 	servers := fs.String("servers", "", "servers to compare, `name=host:port,...`; ratios are to the first")
-	pids := fs.String("pid", "", "server pids for the conns scenario, `name=PID,...` (default: found by port in /proc)")
+	pids := fs.String("pid", "", "server pids for the conns scenario and CPU per job, `name=PID,...` (default: found by port in /proc)")
+	stores := fs.String("store", "", "the store behind a gateway target, `name=URL,...` (redis:// or postgres://): adds its CPU, commands and WAL per job")
 	fs.StringVar(&cfg.scenario, "scenario", "cycle", "put, cycle, drain, reserve-wait, delayed or conns")
 	fs.IntVar(&cfg.opts.Conns, "conns", 16, "connections (producers+consumers; consumers for reserve-wait/delayed/drain; idle ones for conns)")
 	fs.IntVar(&cfg.opts.Pipeline, "pipeline", 1, "puts in flight per producer connection")
@@ -45,6 +46,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	}
 	var err error
 	if cfg.targets, err = parseTargets(*servers, *pids); err != nil {
+		return nil, err
+	}
+	if err = parseStores(cfg.targets, *stores); err != nil {
 		return nil, err
 	}
 	if cfg.scenario == "drain" && cfg.opts.Jobs == 0 {
@@ -111,4 +115,20 @@ func indexOfTarget(targets []target, name string) int {
 		}
 	}
 	return -1
+}
+
+// parseStores reads "name=URL,..." into the named targets' Store.
+func parseStores(targets []target, stores string) error {
+	if stores == "" {
+		return nil
+	}
+	for _, item := range strings.Split(stores, ",") {
+		name, url, _ := strings.Cut(strings.TrimSpace(item), "=")
+		i := indexOfTarget(targets, name)
+		if url == "" || i < 0 {
+			return fmt.Errorf("-store: bad entry %q (want name=URL for a name in -servers)", item)
+		}
+		targets[i].Store = url
+	}
+	return nil
 }

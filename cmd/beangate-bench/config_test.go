@@ -92,3 +92,30 @@ func TestDrainPreloadsJobsByDefault(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+func TestParseStores(t *testing.T) {
+	tests := []struct {
+		name    string
+		stores  string
+		want    []string
+		wantErr bool
+	}{
+		{"none", "", []string{"", ""}, false},
+		{"one store by name", "b=redis://127.0.0.1:6379/0", []string{"", "redis://127.0.0.1:6379/0"}, false},
+		{"both", "a=postgres://h/test?sslmode=disable, b=redis://h", []string{"postgres://h/test?sslmode=disable", "redis://h"}, false},
+		{"unknown name", "z=redis://h", nil, true},
+		{"no url", "a=", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			targets := []target{{Name: "a", Addr: "h:1"}, {Name: "b", Addr: "h:2"}}
+			err := parseStores(targets, tt.stores)
+			if tt.wantErr {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, []string{targets[0].Store, targets[1].Store})
+		})
+	}
+}

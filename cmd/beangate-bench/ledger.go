@@ -153,3 +153,11 @@ func (l *ledger) Verify() error {
 	}
 	return nil
 }
+
+// jobs is what a round's costs are divided by: jobs deleted, or inserted where none are (put).
+func (l *ledger) jobs() int64 {
+	if d := l.deleted.Load(); d > 0 {
+		return d
+	}
+	return l.inserted.Load()
+}

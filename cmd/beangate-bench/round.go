@@ -28,6 +28,8 @@ type target struct {
 	Name string `json:"name"`
 	Addr string `json:"addr"`
 	PID  int    `json:"pid,omitempty"`
+	// Store is the URL of the store behind a gateway (-store); never printed, it may hold a password.
+	Store string `json:"-"`
 }
 
 // primary is the address for producers and for everything that is not a consumer.

@@ -42,7 +42,17 @@ func compare(name string, s scenario, opts options, targets []target, rounds int
 		for j, t := range targets {
 			r := newRound(opts, t, states[j])
 			stopProgress := p.watch(fmt.Sprintf("[%s] round %d/%d %s", name, i+1, rounds, t.Name), r)
+			var cost *costMeter
+			if name != "conns" {
+				cost = startCost(t)
+			}
 			metrics, err := runRound(s, r, name != "conns")
+			if cost != nil {
+				costs := cost.finish(r.ledger.jobs()) // also closes the store probe
+				if err == nil {
+					metrics = append(metrics, costs...)
+				}
+			}
 			stopProgress(metrics)
 			if err != nil {
 				return res, err

@@ -22,6 +22,8 @@
 --   B:tubes                    zset tube -> slot (list-tubes order, as beanstalkd's array)
 --   B:t:<tube>                 hash: total, deletes, pauses, using, watching, pd (pause ms), pu (pause
 --                              until), wt (reserves waiting on the tube, see notify)
+--                              nd (a lower bound of the scores in the delayed and reserved sets,
+--                              'n' when both are empty, absent when unknown: see tick)
 --   B:t:<tube>:ready           zset id -> priority
 --   B:t:<tube>:delayed         zset id -> due ms
 --   B:t:<tube>:reserved        zset id -> TTR deadline ms
@@ -92,11 +94,22 @@ local function notify(t)
   if n and tonumber(n) > 0 then redis.call('PUBLISH', CHAN, t) end
 end
 
+-- due_added keeps tube t's nd (see tick) a lower bound after a job entered its delayed or
+-- reserved set at score (ms): nd is the field as the caller read it in this call, or nil to read
+-- it here. An absent nd stays absent (tick then looks at the sets).
+local function due_added(t, score, nd)
+  if nd == nil then nd = redis.call('HGET', ktube(t), 'nd') end
+  if nd and (nd == 'n' or tonumber(score) < tonumber(nd)) then
+    redis.call('HSET', ktube(t), 'nd', score)
+  end
+end
+
 -- to_delayed files job m of tube t as delayed until due (ms). A waiting reserve knows the
 -- earliest due time it was told at its last try, and a job due sooner than any other of its
 -- tube may be sooner than that: it must tell the waiters, or they take it up to a safety poll late.
 local function to_delayed(t, m, due)
   redis.call('ZADD', kdelayed(t), due, m)
+  due_added(t, due)
   if redis.call('ZRANK', kdelayed(t), m) == 0 then notify(t) end
 end
 
@@ -217,13 +230,49 @@ local function to_ready(t, m, pri, at)
   redis.call('HSET', kjob(m), 's', 'ready', 'o', '', 'a', 0, 'r', at or ds(NOW))
 end
 
+-- tick_pause is the end of tick: an ended pause (pu, as read) is cleared, t notified if woke.
+local function tick_pause(t, quiet, pu, woke, nd)
+  local paused = false
+  if pu then
+    if tonumber(pu) <= NOW then
+      redis.call('HDEL', ktube(t), 'pu', 'pd')
+      woke, pu = true, false
+    else
+      paused = true
+    end
+  end
+  if woke and not quiet then notify(t) end
+  return paused, pu, woke, nd
+end
+
+-- next_due stores tube t's nd, the earliest score in its delayed and reserved sets ('n': none),
+-- and returns it; false, storing nothing, for a tube that does not exist (whose hash gc would
+-- never delete).
+local function next_due(t)
+  local d = redis.call('ZRANGE', kdelayed(t), 0, 0, 'WITHSCORES')[2]
+  local r = redis.call('ZRANGE', kreserved(t), 0, 0, 'WITHSCORES')[2]
+  if r and (not d or tonumber(r) < tonumber(d)) then d = r end
+  if not tube_exists(t) then return false end
+  redis.call('HSET', ktube(t), 'nd', d or 'n')
+  return d or 'n'
+end
+
 -- tick applies every due transition of tube t: delayed jobs whose time came become ready,
 -- reservations past their deadline return to ready (timeouts += 1), an ended pause is cleared.
 -- It notifies t when a job may have become reservable (unless quiet: the caller then does, if
 -- need be), and returns whether t is paused now, when its pause ends (ms, as a string; false if
--- it is not paused) and whether a job may have become reservable.
+-- it is not paused), whether a job may have become reservable, and t's nd after it.
+-- The tube hash's nd is at most every score in the two sets (due_added lowers it when a job
+-- enters one; a job leaving one leaves it lower than need be): while NOW is before it, nothing
+-- is due and the sets are not looked at, so a reserve reads one hash instead of two sets and
+-- the hash (issue 19: commands per job are what a job costs Redis).
 local function tick(t, quiet)
   local woke = false
+  local h = redis.call('HMGET', ktube(t), 'pu', 'nd')
+  local pu, nd = h[1], h[2]
+  if nd and (nd == 'n' or tonumber(nd) > NOW) then
+    return tick_pause(t, quiet, pu, woke, nd)
+  end
   local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW), 'WITHSCORES')
   for i = 1, #due, 2 do
     to_ready(t, due[i], redis.call('HGET', kjob(due[i]), 'p'), due[i + 1])
@@ -245,18 +294,7 @@ local function tick(t, quiet)
     redis.call('ZREMRANGEBYSCORE', kreserved(t), '-inf', ds(NOW))
     woke = true
   end
-  local paused = false
-  local pu = redis.call('HGET', ktube(t), 'pu')
-  if pu then
-    if tonumber(pu) <= NOW then
-      redis.call('HDEL', ktube(t), 'pu', 'pd')
-      woke, pu = true, false
-    else
-      paused = true
-    end
-  end
-  if woke and not quiet then notify(t) end
-  return paused, pu, woke
+  return tick_pause(t, quiet, pu, woke, next_due(t))
 end
 
 -- fresh returns job m's fields {tube, state, owner, due/deadline} as of NOW, or nil if it does
@@ -290,15 +328,17 @@ local function unlink(t, m, st, o)
   end
 end
 
--- reserve_for makes job m of tube t (already unlinked) reserved by session s; returns the job
+-- reserve_for makes job m of tube t (already unlinked) reserved by session s (nd: t's nd if the
+-- caller has it from a tick in this call, see due_added); returns the job
 -- {id, tube, priority, body, ready for (ms; -1: not taken from ready, or not known)}.
 -- (known: s is findable from its process, so that the reaper can return the job.)
-local function reserve_for(t, m, s, from_ready)
+local function reserve_for(t, m, s, from_ready, nd)
   known(s)
   local jk = kjob(m)
   local f = redis.call('HMGET', jk, 'ttr', 'p', 'b', 'nres', 'r')
   local deadline = ds(NOW + tonumber(f[1]))
   redis.call('ZADD', kreserved(t), deadline, m)
+  due_added(t, deadline, nd)
   redis.call('ZADD', ksres(s), deadline, m)
   -- rq numbers the reservation: a closing session returns its jobs in that order (end_session).
   redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres', tonumber(f[4] or 0) + 1,

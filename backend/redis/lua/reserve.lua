@@ -29,11 +29,12 @@ local best, bestpri, besti
 local tops = 0 -- ready jobs seen: each tube's first two
 local pauses = {} -- by ARGV index: when the tube's pause ends, or false
 local woke = {} -- by ARGV index: tick made a job of the tube reservable
+local nds = {} -- by ARGV index: the tube's nd after tick (see reserve_for)
 local ready = {} -- by ARGV index: the tube's ready jobs seen (at most two)
 for i = FIRST, #ARGV do
   local t = ARGV[i]
   local paused, pu
-  paused, pu, woke[i] = tick(t, true)
+  paused, pu, woke[i], nds[i] = tick(t, true)
   pauses[i] = pu
   ready[i] = 0
   if not paused then
@@ -58,7 +59,7 @@ end
 if best then
   local besttube = ARGV[besti]
   redis.call('ZREM', kready(besttube), best)
-  local j = reserve_for(besttube, best, s, true)
+  local j = reserve_for(besttube, best, s, true, nds[besti])
   local more = 0
   if tops > 1 then more = 1 end
   return {1, j[1], j[2], j[3], j[4], more, j[5]}

@@ -7,6 +7,7 @@ local t = reserved_by(m, s)
 if not t then return 0 end
 local deadline = ds(NOW + tonumber(redis.call('HGET', kjob(m), 'ttr')))
 redis.call('ZADD', kreserved(t), deadline, m)
+due_added(t, deadline)
 redis.call('ZADD', ksres(s), deadline, m)
 redis.call('HSET', kjob(m), 'a', deadline)
 return 1

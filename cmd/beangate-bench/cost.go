@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"math"
+	"strings"
+	"time"
+)
+
+// costMeter measures what a round's jobs cost: the gateway processes' CPU (from /proc, every
+// gateway of an "A+B" target) and, with -store, the store's CPU, commands and WAL. Figures that
+// cannot be read are NaN; every round reports the same list so rounds and servers line up.
+type costMeter struct {
+	gatewayPIDs []int
+	probe       storeProbe
+	gateway     time.Duration
+	store       storeSample
+	storeOK     bool
+}
+
+const probeTimeout = 5 * time.Second
+
+// startCost takes the "before" sample; a probe that cannot be opened leaves the store figures NaN.
+func startCost(t target) *costMeter {
+	m := &costMeter{gatewayPIDs: gatewayPIDs(t)}
+	m.gateway = m.gatewayCPU()
+	if t.Store != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		defer cancel()
+		if p, err := openStoreProbe(ctx, t.Store); err == nil {
+			m.probe = p
+			m.store, err = p.sample(ctx)
+			m.storeOK = err == nil
+		}
+	}
+	return m
+}
+
+// finish takes the "after" sample and returns the per-job figures.
+func (m *costMeter) finish(jobs int64) []metric {
+	gateway := math.NaN()
+	if g := m.gatewayCPU(); g >= 0 && m.gateway >= 0 && jobs > 0 {
+		gateway = float64(g-m.gateway) / float64(time.Microsecond) / float64(jobs)
+	}
+	out := []metric{{Name: "gateway CPU per job", Unit: "µs", Value: gateway, Lower: true}}
+	unknown := storeSample{cpu: -1, commands: -1, fcalls: -1, walBytes: -1}
+	before, after := unknown, unknown
+	if m.probe != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		defer cancel()
+		if s, err := m.probe.sample(ctx); err == nil && m.storeOK {
+			before, after = m.store, s
+		}
+		m.probe.Close()
+	}
+	if before.cpu < 0 {
+		jobs = 0 // every store figure NaN
+	}
+	return append(out, storeMetrics(before, after, jobs)...)
+}
+
+// gatewayCPU sums the gateways' CPU; -1 when any is unknown.
+func (m *costMeter) gatewayCPU() time.Duration {
+	if len(m.gatewayPIDs) == 0 {
+		return -1
+	}
+	var total time.Duration
+	for _, pid := range m.gatewayPIDs {
+		cpu, err := processCPU(pid)
+		if err != nil {
+			return -1
+		}
+		total += cpu
+	}
+	return total
+}
+
+// gatewayPIDs are the processes listening on the target's addresses (-pid for a single one).
+func gatewayPIDs(t target) []int {
+	addrs := strings.Split(t.Addr, "+")
+	if t.PID != 0 && len(addrs) == 1 {
+		return []int{t.PID}
+	}
+	var pids []int
+	for _, a := range addrs {
+		pid, err := pidListeningOn(a)
+		if err != nil {
+			return nil
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// requireServer skips when addr does not answer, except with CI=true, where it fails.
+func requireServer(t *testing.T, addr string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		c.Close()
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s unreachable: %v", addr, err)
+	}
+	t.Skipf("%s unreachable: %v", addr, err)
+}
+
+// The probes take the gateway's own backend URL, with beangate's query parameters, and read
+// real counters from the real servers (REDIS on 6379, PostgreSQL on 5432, local).
+func TestStoreProbesReadRealServers(t *testing.T) {
+	tests := []struct {
+		name, addr, url string
+		wantWAL         bool
+	}{
+		{"redis", "127.0.0.1:6379", "redis://127.0.0.1:6379/0?prefix=bench-probe&timeout=2s", false},
+		{"postgres", "127.0.0.1:5432", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable&schema=bench_probe&lease_ttl=3s", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			requireServer(t, tt.addr)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			p, err := openStoreProbe(ctx, tt.url)
+			require.NoError(t, err)
+			defer p.Close()
+			s, err := p.sample(ctx)
+			require.NoError(t, err)
+			require.Positive(t, s.cpu, "a running server has used CPU")
+			if tt.wantWAL {
+				require.Positive(t, s.walBytes)
+				require.Equal(t, int64(-1), s.commands)
+			} else {
+				require.Positive(t, s.commands)
+				require.Equal(t, int64(-1), s.walBytes)
+			}
+		})
+	}
+}
+
+func TestStoreProbeRefusesWhatItCannotMeasure(t *testing.T) {
+	ctx := context.Background()
+	for _, url := range []string{"memory://", "redis://127.0.0.1:6379?cluster=true", "mysql://h/db"} {
+		_, err := openStoreProbe(ctx, url)
+		require.Error(t, err, url)
+	}
+}
