@@ -16,8 +16,8 @@ import (
 
 	"github.com/beangate/beangate/backend/memory"
 	"github.com/beangate/beangate/backend/memory/binlog"
-	"github.com/beangate/beangate/configs"
 	"github.com/beangate/beangate/cmd/beangate/migrate"
+	"github.com/beangate/beangate/configs"
 )
 
 const migrateUsage = `Usage: beangate migrate --from SRC --to DST [--follow] [--dry-run] [--tubes GLOB] [--batch N]
