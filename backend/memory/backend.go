@@ -51,8 +51,8 @@ type Backend struct {
 
 	totalJobs    uint64
 	jobTimeouts  uint64
-	reservations uint64 // reservations made, numbering them (job.reservedSeq)
-	buries       uint64 // buries made, numbering them (job.buriedSeq)
+	reservations uint64 // reservations made, numbering them (job.seq)
+	buries       uint64 // buries made, numbering them (job.seq)
 
 	timer    backend.Timer // the one event timer; nil when none is armed
 	timerAt  time.Time
@@ -239,9 +239,9 @@ func (b *Backend) EndSession(ctx context.Context, id backend.SessionID) error {
 	for s.reserved.Len() > 0 {
 		held = append(held, s.reserved.Pop())
 	}
-	slices.SortFunc(held, func(a, b *job) int { return cmp.Compare(a.reservedSeq, b.reservedSeq) })
+	slices.SortFunc(held, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
 	for _, j := range held {
-		b.deadlines.Remove(j.gIdx)
+		b.deadlines.Remove(int(j.gIdx))
 		j.tube.reserved--
 		j.owner = nil
 		b.readyLocked(j, now)

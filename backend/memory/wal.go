@@ -30,7 +30,7 @@ func (j *job) record() binlog.Record {
 		Priority:  j.priority,
 		Delay:     int64(j.delay),
 		TTR:       int64(j.ttr),
-		CreatedAt: j.created.UnixNano(),
+		CreatedAt: j.created,
 		Reserves:  j.reserves,
 		Timeouts:  j.timeouts,
 		Releases:  j.releases,
@@ -38,13 +38,13 @@ func (j *job) record() binlog.Record {
 		Kicks:     j.kicks,
 	}
 	switch j.state {
-	case backend.Ready:
+	case jobReady:
 		r.State = binlog.Ready
-	case backend.Delayed:
-		r.State, r.DeadlineAt = binlog.Delayed, j.due.UnixNano()
-	case backend.Reserved:
-		r.State, r.DeadlineAt = binlog.Reserved, j.deadline.UnixNano()
-	case backend.Buried:
+	case jobDelayed:
+		r.State, r.DeadlineAt = binlog.Delayed, j.at
+	case jobReserved:
+		r.State, r.DeadlineAt = binlog.Reserved, j.at
+	case jobBuried:
 		r.State = binlog.Buried
 	}
 	return r
@@ -68,7 +68,7 @@ func (b *Backend) walPutLocked(j *job) {
 		return
 	}
 	r := j.record()
-	r.Tube, r.Body = j.tube.name, j.body
+	r.Tube, r.Body = j.tube.name, bytesOf(j.body)
 	f, seq, err := b.wal.WriteFull(&r, nil)
 	j.wal = f
 	b.walDoneLocked(seq, err, j.fullSize())
@@ -139,7 +139,7 @@ func (b *Backend) compactLocked(budget int64) {
 				return
 			}
 			r := j.record()
-			r.Tube, r.Body = j.tube.name, j.body
+			r.Tube, r.Body = j.tube.name, bytesOf(j.body)
 			nf, seq, err := b.wal.WriteFull(&r, f)
 			if err != nil {
 				return
@@ -207,7 +207,7 @@ func (s *replaySink) Put(r *binlog.Record, f *binlog.File) {
 		j.tube = b.tubeLocked(r.Tube)
 		j.tube.jobs++
 	}
-	j.body = r.Body
+	j.body = bodyOf(r.Body)
 	b.reclaim.added(len(j.body))
 	j.wal = f
 	s.set(j, r)
@@ -226,15 +226,15 @@ func (s *replaySink) set(j *job, r *binlog.Record) {
 	j.priority = r.Priority
 	j.ttr = time.Duration(r.TTR)
 	j.delay = time.Duration(r.Delay)
-	j.created = time.Unix(0, r.CreatedAt)
+	j.created = r.CreatedAt
 	j.reserves, j.timeouts, j.releases, j.buries, j.kicks = r.Reserves, r.Timeouts, r.Releases, r.Buries, r.Kicks
 	switch r.State {
 	case binlog.Buried:
-		j.state = backend.Buried
+		j.state = jobBuried
 	case binlog.Delayed:
-		j.state, j.due = backend.Delayed, time.Unix(0, r.DeadlineAt)
+		j.state, j.at = jobDelayed, r.DeadlineAt
 	default: // Ready, and Reserved: nobody holds it any more
-		j.state = backend.Ready
+		j.state = jobReady
 	}
 }
 
@@ -261,13 +261,12 @@ func (s *replaySink) finishLocked(now time.Time, maxID uint64) error {
 		}
 		b.wal.AdoptJob(j.wal, j.id, j.fullSize())
 		switch {
-		case j.state == backend.Buried:
+		case j.state == jobBuried:
 			b.buryLocked(j)
-		case j.state == backend.Delayed && j.due.After(now):
+		case j.state == jobDelayed && j.at > nanos(now):
 			j.tube.delayed.Push(j)
 			b.delayed.Push(j)
 		default:
-			j.due = time.Time{}
 			b.readyLocked(j, now)
 		}
 	}
