@@ -39,7 +39,7 @@ type Backend struct {
 	mu       sync.Mutex
 	closed   bool
 	nextID   uint64
-	jobs     map[uint64]*job
+	jobs     jobTable
 	tubes    map[string]*tube
 	order    []*tube // list-tubes order (see removeTube)
 	sessions map[backend.SessionID]*session
@@ -87,7 +87,7 @@ func Open(opts Options) (*Backend, error) {
 	defer replayGC.Unlock()
 	defer debug.SetGCPercent(debug.SetGCPercent(replayGCPercent))
 	defer func() {
-		if b != nil && len(b.jobs) > 0 {
+		if b != nil && b.jobs.Len() > 0 {
 			debug.FreeOSMemory()
 		}
 	}()
@@ -116,7 +116,6 @@ func New(opts Options) *Backend {
 	}
 	b := &Backend{
 		clock:     clock,
-		jobs:      make(map[uint64]*job),
 		tubes:     make(map[string]*tube),
 		sessions:  make(map[backend.SessionID]*session),
 		delayed:   newIndexedHeap(byDue, setGlobalIndex),

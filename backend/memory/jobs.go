@@ -158,7 +158,7 @@ func (b *Backend) reserveLocked(j *job, s *session, at time.Time) {
 
 // removeLocked forgets a detached j and drops its tube reference.
 func (b *Backend) removeLocked(j *job) {
-	delete(b.jobs, j.id)
+	b.jobs.Delete(j.id)
 	b.reclaim.removed(len(j.body))
 	j.tube.jobs--
 	b.unrefLocked(j.tube)
@@ -166,7 +166,7 @@ func (b *Backend) removeLocked(j *job) {
 
 // reservedBy returns job id if s holds it.
 func (b *Backend) reservedBy(s backend.SessionID, id uint64) (*job, error) {
-	j := b.jobs[id]
+	j := b.jobs.Get(id)
 	if j == nil || j.state != jobReserved || j.owner.id != s {
 		return nil, backend.ErrNotFound
 	}
@@ -196,7 +196,7 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (id uint64, err 
 		tIdx:     -1,
 		gIdx:     -1,
 	}
-	b.jobs[j.id] = j
+	b.jobs.Put(j)
 	b.reclaim.added(len(j.body))
 	t.jobs++
 	t.totalJobs++
@@ -223,7 +223,7 @@ func (b *Backend) ReserveJob(ctx context.Context, sid backend.SessionID, id uint
 	if err != nil {
 		return nil, err
 	}
-	j := b.jobs[id]
+	j := b.jobs.Get(id)
 	if j == nil || j.state == jobReserved {
 		return nil, backend.ErrNotFound
 	}
@@ -238,7 +238,7 @@ func (b *Backend) Delete(ctx context.Context, sid backend.SessionID, id uint64) 
 		return err
 	}
 	defer b.endWrite(&err)
-	j := b.jobs[id]
+	j := b.jobs.Get(id)
 	if j == nil || (j.state == jobReserved && j.owner.id != sid) {
 		return backend.ErrNotFound
 	}
@@ -363,7 +363,7 @@ func (b *Backend) KickJob(ctx context.Context, id uint64) (err error) {
 		return err
 	}
 	defer b.endWrite(&err)
-	j := b.jobs[id]
+	j := b.jobs.Get(id)
 	if j == nil || (j.state != jobBuried && j.state != jobDelayed) {
 		return backend.ErrNotFound
 	}
@@ -388,7 +388,7 @@ func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
 		return nil, err
 	}
 	defer b.end()
-	j := b.jobs[id]
+	j := b.jobs.Get(id)
 	if j == nil {
 		return nil, backend.ErrNotFound
 	}

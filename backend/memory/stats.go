@@ -14,7 +14,7 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 		return nil, err
 	}
 	defer b.end()
-	j := b.jobs[id]
+	j := b.jobs.Get(id)
 	if j == nil {
 		return nil, backend.ErrNotFound
 	}

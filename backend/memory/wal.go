@@ -130,7 +130,7 @@ func (b *Backend) compactLocked(budget int64) {
 		for f.Cursor < len(f.IDs) && f.Live > 0 && budget > 0 {
 			id := f.IDs[f.Cursor]
 			f.Cursor++
-			j := b.jobs[id]
+			j := b.jobs.Get(id)
 			if j == nil || j.wal != f {
 				continue
 			}
@@ -187,14 +187,14 @@ type replaySink struct {
 
 func newReplaySink(b *Backend) *replaySink { return &replaySink{b: b} }
 
-func (s *replaySink) Jobs() int { return len(s.b.jobs) }
+func (s *replaySink) Jobs() int { return s.b.jobs.Len() }
 
 func (s *replaySink) Put(r *binlog.Record, f *binlog.File) {
 	b := s.b
-	j := b.jobs[r.ID]
+	j := b.jobs.Get(r.ID)
 	if j == nil {
 		j = &job{id: r.ID, tIdx: -1, gIdx: -1}
-		b.jobs[r.ID] = j
+		b.jobs.Put(j)
 		s.order = append(s.order, j)
 	} else if j.tube.name != r.Tube {
 		j.tube.jobs--
@@ -214,7 +214,7 @@ func (s *replaySink) Put(r *binlog.Record, f *binlog.File) {
 }
 
 func (s *replaySink) Update(r *binlog.Record) bool {
-	j := s.b.jobs[r.ID]
+	j := s.b.jobs.Get(r.ID)
 	if j == nil {
 		return false
 	}
@@ -240,11 +240,11 @@ func (s *replaySink) set(j *job, r *binlog.Record) {
 
 func (s *replaySink) Delete(id uint64) {
 	b := s.b
-	j := b.jobs[id]
+	j := b.jobs.Get(id)
 	if j == nil {
 		return
 	}
-	delete(b.jobs, id)
+	b.jobs.Delete(id)
 	b.reclaim.removed(len(j.body))
 	j.tube.jobs--
 	b.unrefLocked(j.tube)
@@ -256,7 +256,7 @@ func (s *replaySink) Delete(id uint64) {
 func (s *replaySink) finishLocked(now time.Time, maxID uint64) error {
 	b := s.b
 	for _, j := range s.order {
-		if b.jobs[j.id] != j {
+		if b.jobs.Get(j.id) != j {
 			continue // deleted
 		}
 		b.wal.AdoptJob(j.wal, j.id, j.fullSize())
@@ -271,7 +271,7 @@ func (s *replaySink) finishLocked(now time.Time, maxID uint64) error {
 		}
 	}
 	b.nextID = max(b.nextID, maxID)
-	if err := b.walReserveLocked(int64(len(b.jobs)) * walUpdateSize); err != nil {
+	if err := b.walReserveLocked(int64(b.jobs.Len()) * walUpdateSize); err != nil {
 		return err
 	}
 	b.compactLocked(0) // removes the oldest files nothing lives in any more
