@@ -127,9 +127,11 @@ func (b *Backend) compactLocked(budget int64) {
 		if budget <= 0 || !b.wal.Garbage() {
 			return
 		}
-		for f.Cursor < len(f.IDs) && f.Live > 0 && budget > 0 {
-			id := f.IDs[f.Cursor]
-			f.Cursor++
+		for f.Live > 0 && budget > 0 {
+			id, ok := f.NextID()
+			if !ok {
+				break
+			}
 			j := b.jobs.Get(id)
 			if j == nil || j.wal != f {
 				continue

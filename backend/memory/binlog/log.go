@@ -221,7 +221,7 @@ func (l *Log) Dir() string { return l.dir }
 // AdoptJob records that job id's latest full record, of size bytes, is in f (a replayed job).
 func (l *Log) AdoptJob(f *File, id uint64, size int64) {
 	f.Live++
-	f.IDs = append(f.IDs, id)
+	f.ids.add(id)
 	l.live += size
 }
 
@@ -312,7 +312,7 @@ func (l *Log) WriteFull(r *Record, old *File) (*File, uint64, error) {
 		l.live += size
 	}
 	f.Live++
-	f.IDs = append(f.IDs, r.ID)
+	f.ids.add(r.ID)
 	return f, seq, nil
 }
 
