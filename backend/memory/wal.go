@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"slices"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -257,14 +258,24 @@ func (s *replaySink) Delete(id uint64) {
 // record. Unlike beanstalkd, a buried job's bury count is not raised again.
 func (s *replaySink) finishLocked(now time.Time, maxID uint64) error {
 	b := s.b
+	live := s.order[:0]
 	for _, j := range s.order {
 		if b.jobs.Get(j.id) != j {
 			continue // deleted
 		}
 		b.wal.AdoptJob(j.wal, j.id, j.fullSize())
+		if j.state == jobBuried { // numbered in the order beanstalkd lists them
+			b.buries++
+			j.seq = b.buries
+		}
+		live = append(live, j)
+	}
+	// Into the trees last first: a B-tree filled from its high end keeps its nodes full, one
+	// filled from its low end leaves them half empty (8 bytes a job more).
+	for _, j := range slices.Backward(live) {
 		switch {
 		case j.state == jobBuried:
-			b.buryLocked(j)
+			j.tube.buried.Push(j)
 		case j.state == jobDelayed && j.at > nanos(now):
 			j.tube.delayed.Push(j)
 			b.delayed.Push(j)
