@@ -57,6 +57,7 @@ type Log struct {
 	appended uint64 // sequence: bytes placed since open
 	retired  []retiredFile
 
+	smu       sync.Mutex // one background fsync round at a time; taken before fmu
 	fmu       sync.Mutex // guards the fields below: the writing and syncing
 	written   uint64     // sequence written to the files
 	synced    uint64     // sequence on disk
@@ -71,6 +72,7 @@ type Log struct {
 	syncErrors  atomic.Uint64 // failed fsyncs
 	syncs       atomic.Uint64 // fsync rounds, for the tests of the policies
 	slowSync    time.Duration // tests: each fsync round takes at least this long
+	syncing     atomic.Bool   // tests: an fsync round is under way
 	onSync      atomic.Pointer[func(time.Duration)]
 }
 
@@ -434,31 +436,91 @@ func (l *Log) markDirtyLocked(f *File) {
 }
 
 // syncLocked fsyncs every file written since its last fsync, and the directory when files came
-// or went.
+// or went, with fmu held throughout (-f0's group commit, and Close).
 func (l *Log) syncLocked() error {
-	target := l.written
-	began := time.Now()
-	defer l.observeSync(began)
+	r := l.startSyncLocked()
+	return l.endSyncLocked(r, r.run(l))
+}
+
+// syncRound is one round of fsyncs: what was written up to target, in files (and the
+// directory).
+type syncRound struct {
+	target uint64
+	files  []*File
+	done   int // files synced
+	dir    bool
+	began  time.Time
+}
+
+func (l *Log) startSyncLocked() *syncRound {
+	r := &syncRound{target: l.written, files: l.dirty, dir: l.dirDirty.Swap(false), began: time.Now()}
+	l.dirty = nil
+	return r
+}
+
+// run does the fsyncs. It needs fmu only when the caller's round must exclude writes (see
+// backgroundSync for why the files stay open meanwhile).
+func (r *syncRound) run(l *Log) error {
+	l.syncing.Store(true)
+	defer l.syncing.Store(false)
 	time.Sleep(l.slowSync)
-	for len(l.dirty) > 0 {
-		f := l.dirty[0]
-		if f.fd != nil {
+	for ; r.done < len(r.files); r.done++ {
+		if f := r.files[r.done]; f.fd != nil {
 			if err := datasync(f.fd); err != nil {
 				return l.syncFailed("fsync", f, err)
 			}
 		}
-		l.dirty = l.dirty[1:]
 	}
-	if l.dirDirty.Swap(false) {
+	if r.dir {
 		if err := l.dirf.Sync(); err != nil {
-			l.dirDirty.Store(true)
 			return l.syncFailed("fsync of the directory", nil, err)
 		}
+		r.dir = false
 	}
-	l.synced = target
+	return nil
+}
+
+// endSyncLocked notes a round's outcome: on failure, what it did not sync is dirty again.
+func (l *Log) endSyncLocked(r *syncRound, err error) error {
+	defer l.observeSync(r.began)
+	if err != nil {
+		for _, f := range r.files[r.done:] {
+			l.markDirtyLocked(f)
+		}
+		if r.dir {
+			l.dirDirty.Store(true)
+		}
+		return err
+	}
+	l.synced = max(l.synced, r.target)
 	l.lastSync = time.Now()
 	l.syncs.Add(1)
 	return nil
+}
+
+// backgroundSync is -f MS's fsync round. It holds fmu only to take the dirty files and to note
+// the outcome, not during the fsyncs: commits need fmu to write, and an fsync of 10 MB files
+// takes tens of milliseconds, which every command waited for. The files it syncs stay open
+// meanwhile: removeRetiredLocked closes only files retired at or before the last synced
+// sequence, all of whose writes were synced by an earlier round, so none is in this round's
+// list; Close waits for the round (smu).
+func (l *Log) backgroundSync() {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	l.fmu.Lock()
+	l.syncArmed = false
+	if l.closed {
+		l.fmu.Unlock()
+		return
+	}
+	r := l.startSyncLocked()
+	l.fmu.Unlock()
+	err := r.run(l)
+	l.fmu.Lock()
+	defer l.fmu.Unlock()
+	if l.endSyncLocked(r, err) == nil {
+		l.removeRetiredLocked()
+	}
 }
 
 // ObserveSyncs has f called with the duration of every fsync round from now on (failed ones
@@ -479,17 +541,7 @@ func (l *Log) armSyncLocked() {
 	}
 	l.syncArmed = true
 	wait := time.Until(l.lastSync.Add(l.opts.SyncInterval))
-	l.timer = time.AfterFunc(max(0, wait), func() {
-		l.fmu.Lock()
-		defer l.fmu.Unlock()
-		l.syncArmed = false
-		if l.closed {
-			return
-		}
-		if err := l.syncLocked(); err == nil {
-			l.removeRetiredLocked()
-		}
-	})
+	l.timer = time.AfterFunc(max(0, wait), l.backgroundSync)
 }
 
 // removeRetiredLocked deletes the retired files whose removal no longer risks a job: the
@@ -597,6 +649,8 @@ func isClosed(c <-chan struct{}) bool {
 // it holds as beanstalkd does on a clean stop, removes the unused preallocated files and
 // releases the directory's lock. Called under the caller's lock, after the last placement.
 func (l *Log) Close() error {
+	l.smu.Lock() // a background fsync round finishes first
+	defer l.smu.Unlock()
 	l.fmu.Lock()
 	defer l.fmu.Unlock()
 	if l.closed {
