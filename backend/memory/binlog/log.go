@@ -73,6 +73,7 @@ type Log struct {
 	syncs       atomic.Uint64 // fsync rounds, for the tests of the policies
 	slowSync    time.Duration // tests: each fsync round takes at least this long
 	syncing     atomic.Bool   // tests: an fsync round is under way
+	slowPrepare time.Duration // tests: each spare's zero-fill takes at least this long
 	onSync      atomic.Pointer[func(time.Duration)]
 }
 
@@ -148,39 +149,44 @@ func (l *Log) nextNum() uint64 {
 }
 
 // prepareSpare starts zero-filling the next file in the background when none is waiting, so
-// that moving to a new file does not stall the caller.
+// that moving to a new file does not stall the caller. Its room counts once it is made (see
+// settleSpares).
 func (l *Log) prepareSpare() {
 	if len(l.spares) > 0 {
 		return
 	}
-	f := &File{N: l.nextNum(), size: headerSize, capacity: l.opts.MaxFileSize, ready: make(chan struct{})}
+	ready := make(chan struct{})
+	f := &File{N: l.nextNum(), size: headerSize, capacity: l.opts.MaxFileSize, ready: ready}
 	l.spares = append(l.spares, f)
-	l.spareRoom += f.capacity - f.size
 	l.prep.Add(1)
+	slow := l.slowPrepare
 	go func() {
 		defer l.prep.Done()
+		time.Sleep(slow)
 		made, err := createZeroedFile(l.dir, f.N, f.capacity)
 		if err == nil {
 			f.fd = made.fd
 		}
 		f.err = err
 		l.dirDirty.Store(true)
-		close(f.ready)
+		close(ready)
 	}()
 }
 
-// settleSpares waits for the spares still being zero-filled and drops those that failed.
+// settleSpares counts the room of the spares whose zero-fill has finished and drops those that
+// failed. It does not wait for one still under way (tens of milliseconds under the caller's
+// lock, at every file change): promises rest only on files that exist.
 func (l *Log) settleSpares() {
 	kept := l.spares[:0]
 	for _, f := range l.spares {
-		if f.ready != nil {
-			<-f.ready
+		if f.ready != nil && isClosed(f.ready) {
 			if f.err != nil {
-				l.spareRoom -= f.capacity - f.size
 				l.writeErrors.Add(1)
 				l.log.Error("binlog: cannot prepare a file", "file", FileName(f.N), "err", f.err)
 				continue
 			}
+			f.ready = nil
+			l.spareRoom += f.capacity - f.size
 		}
 		kept = append(kept, f)
 	}
@@ -194,8 +200,9 @@ func (l *Log) takeSpare(size int64) (*File, error) {
 	for len(l.spares) > 0 {
 		f := l.spares[0]
 		l.spares = l.spares[1:]
-		l.spareRoom -= f.capacity - f.size
-		if f.ready != nil {
+		if f.ready == nil { // settled: its room was counted
+			l.spareRoom -= f.capacity - f.size
+		} else {
 			<-f.ready
 			if f.err != nil {
 				l.writeErrors.Add(1)
@@ -239,7 +246,7 @@ func (l *Log) room() int64 {
 // the disk cannot hold them.
 func (l *Log) Reserve(n int64) error {
 	if cur := l.current(); cur.capacity-cur.size < l.reserved+n {
-		l.settleSpares() // the promise rests on them: they must exist
+		l.settleSpares()
 	}
 	for l.room() < l.reserved+n {
 		next := l.nextNum()
