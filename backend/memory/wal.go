@@ -22,6 +22,11 @@ const walUpdateSize = binlog.ShortSize
 // operation stalls.
 const compactBudgetFloor = 4096
 
+// compactSkipCost is what passing over a job that no longer lives in the file costs of the
+// budget: an old file holds tens of thousands of dead jobs, and walking them all in one call
+// (a lookup each) stalled a command for up to 12 ms at 1M jobs.
+const compactSkipCost = 32
+
 func (j *job) fullSize() int64 { return binlog.FullSize(len(j.tube.name), len(j.body)) }
 
 // record is j's Jobrec as beanstalkd would write it now.
@@ -135,6 +140,7 @@ func (b *Backend) compactLocked(budget int64) {
 			}
 			j := b.jobs.Get(id)
 			if j == nil || j.wal != f {
+				budget -= compactSkipCost
 				continue
 			}
 			size := j.fullSize()

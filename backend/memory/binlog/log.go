@@ -148,11 +148,18 @@ func (l *Log) nextNum() uint64 {
 	return l.current().N + 1
 }
 
-// prepareSpare starts zero-filling the next file in the background when none is waiting, so
-// that moving to a new file does not stall the caller. Its room counts once it is made (see
-// settleSpares).
+// prepareSpare starts zero-filling the next file in the background, one at a time, when the
+// files made hold less than a file's room beyond what is promised, so that neither moving to a
+// new file nor a reservation has to make one while the caller waits. Its room counts once it
+// is made (see settleSpares).
 func (l *Log) prepareSpare() {
-	if len(l.spares) > 0 {
+	l.settleSpares()
+	for _, f := range l.spares {
+		if f.ready != nil {
+			return
+		}
+	}
+	if len(l.spares) > 0 && l.room() >= l.reserved+l.opts.MaxFileSize {
 		return
 	}
 	ready := make(chan struct{})
@@ -261,6 +268,7 @@ func (l *Log) Reserve(n int64) error {
 		l.spareRoom += f.capacity - f.size
 	}
 	l.reserved += n
+	l.prepareSpare()
 	return nil
 }
 
@@ -524,10 +532,12 @@ func (l *Log) backgroundSync() {
 	l.fmu.Unlock()
 	err := r.run(l)
 	l.fmu.Lock()
-	defer l.fmu.Unlock()
+	var gone []*File
 	if l.endSyncLocked(r, err) == nil {
-		l.removeRetiredLocked()
+		gone = l.takeRetiredLocked()
 	}
+	l.fmu.Unlock()
+	l.removeFiles(gone)
 }
 
 // ObserveSyncs has f called with the duration of every fsync round from now on (failed ones
@@ -553,7 +563,11 @@ func (l *Log) armSyncLocked() {
 
 // removeRetiredLocked deletes the retired files whose removal no longer risks a job: the
 // records that replaced them are on disk.
-func (l *Log) removeRetiredLocked() {
+func (l *Log) removeRetiredLocked() { l.removeFiles(l.takeRetiredLocked()) }
+
+// takeRetiredLocked returns the retired files whose removal no longer risks a job, no longer
+// counted as dirty, for removeFiles, which needs no lock.
+func (l *Log) takeRetiredLocked() []*File {
 	l.pmu.Lock()
 	var ready []*File
 	keep := l.retired[:0]
@@ -567,14 +581,23 @@ func (l *Log) removeRetiredLocked() {
 	l.retired = keep
 	l.pmu.Unlock()
 	for _, f := range ready {
-		if f.fd != nil {
-			_ = f.fd.Close()
-		}
 		for i, d := range l.dirty {
 			if d == f {
 				l.dirty = append(l.dirty[:i], l.dirty[i+1:]...)
 				break
 			}
+		}
+	}
+	return ready
+}
+
+// removeFiles closes and deletes files taken by takeRetiredLocked. Nothing writes to them any
+// more, so it runs without fmu: unlinking a 10 MB file took up to 20 ms, which commits waited
+// for.
+func (l *Log) removeFiles(files []*File) {
+	for _, f := range files {
+		if f.fd != nil {
+			_ = f.fd.Close()
 		}
 		if err := os.Remove(filePath(l.dir, f.N)); err != nil && !os.IsNotExist(err) {
 			l.log.Warn("binlog: cannot remove a compacted file", "file", FileName(f.N), "err", err)
