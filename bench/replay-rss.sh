@@ -4,6 +4,7 @@
 # answers, its VmRSS / N is the figure, and the time to answer is the replay's.
 #   bench/replay-rss.sh              # N=1000000; BEANSTALKD=/usr/bin/beanstalkd
 #   KEEP=/tmp/dir1m bench/replay-rss.sh   # fill KEEP once and keep it; later runs reuse it
+#   BEFORE=/path/to/older/beangate bench/replay-rss.sh   # measure that build too
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-1000000}
@@ -41,19 +42,23 @@ kill -TERM $fill; wait $fill || true
 fi
 echo "directory: $N jobs, $(du -sh "$src" | cut -f1)"
 
-# measure NAME CMD...: start CMD on a fresh copy, time until it answers, print RSS per job
+# measure NAME DIR CMD...: start CMD on a fresh copy of DIR, time until it answers, print its RSS
 measure() {
-  local name=$1; shift
-  rm -rf "$tmp/dir"; cp -r "$src" "$tmp/dir"; rm -f "$tmp/dir/lock"
+  local name=$1 from=$2; shift 2
+  rm -rf "$tmp/dir"; cp -r "$from" "$tmp/dir"; rm -f "$tmp/dir/lock"
   local t0; t0=$(date +%s.%N)
   "$@" -p 21401 -b "$tmp/dir" -F 2>/dev/null & local pid=$!
   wait_up 21401
   local t1; t1=$(date +%s.%N)
   sleep 1 # let a background collection finish
   local rss; rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
-  printf '%-10s start %5.2f s  RSS %4d MB  %4d bytes/job\n' "$name" \
+  printf '%-24s start %5.2f s  RSS %4d MB  %4d bytes/job\n' "$name" \
     "$(echo "$t1 - $t0" | bc)" $((rss / 1000)) $((rss * 1024 / N))
   kill -TERM $pid; wait $pid || true
 }
-measure beanstalkd "$BEANSTALKD"
-measure beangate "$tmp/beangate"
+mkdir "$tmp/empty"
+measure "beanstalkd (no jobs)" "$tmp/empty" "$BEANSTALKD"
+measure "beangate (no jobs)" "$tmp/empty" "$tmp/beangate"
+measure beanstalkd "$src" "$BEANSTALKD"
+measure beangate "$src" "$tmp/beangate"
+if [ -n "${BEFORE:-}" ]; then measure "beangate $(basename "$BEFORE")" "$src" "$BEFORE"; fi
