@@ -28,6 +28,8 @@ type harness struct {
 	b        backend.Backend
 	clock    *backend.FakeClock
 	sessions int
+
+	restartWith Restart // set by RunRestarts
 }
 
 func newHarness(t *testing.T, newBackend NewBackend) *harness {

@@ -39,7 +39,7 @@ type Backend struct {
 	mu       sync.Mutex
 	closed   bool
 	nextID   uint64
-	jobs     map[uint64]*job
+	jobs     jobTable
 	tubes    map[string]*tube
 	order    []*tube // list-tubes order (see removeTube)
 	sessions map[backend.SessionID]*session
@@ -51,8 +51,8 @@ type Backend struct {
 
 	totalJobs    uint64
 	jobTimeouts  uint64
-	reservations uint64 // reservations made, numbering them (job.reservedSeq)
-	buries       uint64 // buries made, numbering them (job.buriedSeq)
+	reservations uint64 // reservations made, numbering them (job.seq)
+	buries       uint64 // buries made, numbering them (job.seq)
 
 	timer    backend.Timer // the one event timer; nil when none is armed
 	timerAt  time.Time
@@ -90,7 +90,7 @@ func Open(opts Options) (*Backend, error) {
 	defer replayGC.Unlock()
 	defer debug.SetGCPercent(debug.SetGCPercent(replayGCPercent))
 	defer func() {
-		if b != nil && len(b.jobs) > 0 {
+		if b != nil && b.jobs.Len() > 0 {
 			debug.FreeOSMemory()
 		}
 	}()
@@ -124,7 +124,6 @@ func New(opts Options) *Backend {
 	}
 	b := &Backend{
 		clock:     clock,
-		jobs:      make(map[uint64]*job),
 		tubes:     make(map[string]*tube),
 		sessions:  make(map[backend.SessionID]*session),
 		imported:  make(map[string]uint64),
@@ -248,9 +247,9 @@ func (b *Backend) EndSession(ctx context.Context, id backend.SessionID) error {
 	for s.reserved.Len() > 0 {
 		held = append(held, s.reserved.Pop())
 	}
-	slices.SortFunc(held, func(a, b *job) int { return cmp.Compare(a.reservedSeq, b.reservedSeq) })
+	slices.SortFunc(held, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
 	for _, j := range held {
-		b.deadlines.Remove(j.gIdx)
+		b.deadlines.Remove(int(j.gIdx))
 		j.tube.reserved--
 		j.owner = nil
 		b.readyLocked(j, now)

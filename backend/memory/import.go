@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"context"
 	"time"
 
@@ -53,7 +52,7 @@ func (b *Backend) importJobs(ctx context.Context, jobs []backend.ImportJob) (out
 			return out, added, err
 		}
 		res := backend.Imported{ID: ij.ID, Outcome: backend.IDKept}
-		if ij.ID == 0 || b.jobs[ij.ID] != nil {
+		if ij.ID == 0 || b.jobs.Get(ij.ID) != nil {
 			b.nextID++
 			res = backend.Imported{ID: b.nextID, Outcome: backend.IDChanged}
 		}
@@ -67,8 +66,8 @@ func (b *Backend) importJobs(ctx context.Context, jobs []backend.ImportJob) (out
 
 // sameJobLocked reports whether the store holds ij already under its own id: same tube, same body.
 func (b *Backend) sameJobLocked(ij *backend.ImportJob) bool {
-	j := b.jobs[ij.ID]
-	return ij.ID != 0 && j != nil && j.tube.name == ij.Tube && bytes.Equal(j.body, ij.Body)
+	j := b.jobs.Get(ij.ID)
+	return ij.ID != 0 && j != nil && j.tube.name == ij.Tube && j.body == string(ij.Body)
 }
 
 // importLocked stores ij as job id, as Put stores a job, with its fields as given.
@@ -78,10 +77,10 @@ func (b *Backend) importLocked(ij *backend.ImportJob, id uint64, now time.Time) 
 		id:       id,
 		tube:     t,
 		priority: ij.Priority,
-		body:     ij.Body,
+		body:     bodyOf(ij.Body),
 		ttr:      ij.TTR,
 		delay:    ij.Delay,
-		created:  now.Add(-ij.Age),
+		created:  nanos(now.Add(-ij.Age)),
 		tIdx:     -1,
 		gIdx:     -1,
 		reserves: ij.Reserves,
@@ -91,7 +90,7 @@ func (b *Backend) importLocked(ij *backend.ImportJob, id uint64, now time.Time) 
 		kicks:    ij.Kicks,
 	}
 	b.nextID = max(b.nextID, id)
-	b.jobs[id] = j
+	b.jobs.Put(j)
 	b.reclaim.added(len(j.body))
 	t.jobs++
 	t.totalJobs++
@@ -104,7 +103,7 @@ func (b *Backend) importLocked(ij *backend.ImportJob, id uint64, now time.Time) 
 		b.delayLocked(j, now, ij.TimeLeft)
 		b.walPutLocked(j)
 	default:
-		j.state = backend.Ready
+		j.state = jobReady
 		b.walPutLocked(j)
 		b.readyLocked(j, now)
 	}

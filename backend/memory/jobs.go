@@ -3,65 +3,92 @@ package memory
 import (
 	"context"
 	"time"
+	"unsafe"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory/binlog"
 )
 
-// job is one stored job. It sits in exactly one structure per its state: its tube's ready heap,
-// its tube's delay heap plus Backend.delayed, its tube's buried list, or its owner's reserved
+// job is one stored job. It sits in exactly one structure per its state: its tube's ready tree,
+// its tube's delay tree plus Backend.delayed, its tube's buried tree, or its owner's reserved
 // heap plus Backend.deadlines.
+//
+// A server holds millions of these, so the record is kept to 128 bytes, one size class of the
+// allocator (see TestJobRecordSize): times are Unix nanoseconds, the one time and the one
+// sequence number a state needs share a field, the body is a string header (no capacity word).
 type job struct {
-	id       uint64
-	tube     *tube
-	state    backend.State
-	priority uint32
-	body     []byte
-	ttr      time.Duration
-	delay    time.Duration // as last given by put or release
-	created  time.Time
-	due      time.Time    // delayed: when it becomes ready
-	readyAt  time.Time    // ready: since when
-	deadline time.Time    // reserved: when its TTR runs out
-	owner    *session     // reserved: who holds it
-	wal      *binlog.File // the binlog file holding its latest full record; nil without a binlog
-	// reserved: the reservation's place in the order of all reservations; a closing session
-	// returns its jobs in this order, as beanstalkd does.
-	reservedSeq uint64
+	id    uint64
+	tube  *tube
+	body  string       // the job's bytes, never changed (bytesOf gives them back as a slice)
+	owner *session     // reserved: who holds it
+	wal   *binlog.File // the binlog file holding its latest full record; nil without a binlog
 
-	tIdx int // position in the owner's reserved heap
-	gIdx int // position in Backend.delayed or Backend.deadlines
-	// buried: its place in the order of all buries, which its tube's buried jobs are kept in
-	buriedSeq uint64
+	ttr     time.Duration
+	delay   time.Duration // as last given by put or release
+	created int64         // Unix nanoseconds
+	// at is, in Unix nanoseconds: ready, since when; delayed, when it becomes ready (due);
+	// reserved, when its TTR runs out (deadline).
+	at int64
+	// seq is, reserved: the reservation's place in the order of all reservations (a closing
+	// session returns its jobs in this order, as beanstalkd does); buried: its place in the order
+	// of all buries, which its tube's buried jobs are kept in.
+	seq uint64
+
+	tIdx     int32 // position in the owner's reserved heap
+	gIdx     int32 // position in Backend.delayed or Backend.deadlines
+	priority uint32
 
 	reserves, timeouts, releases, buries, kicks uint32
+
+	state jobState
 }
+
+// jobState is a backend.State in a byte.
+type jobState uint8
+
+const (
+	jobReady    = jobState(backend.Ready)
+	jobDelayed  = jobState(backend.Delayed)
+	jobReserved = jobState(backend.Reserved)
+	jobBuried   = jobState(backend.Buried)
+)
+
+// nanos and timeAt convert between the clock's times and a job's Unix nanoseconds.
+func nanos(t time.Time) int64   { return t.UnixNano() }
+func timeAt(ns int64) time.Time { return time.Unix(0, ns) }
+
+// bodyOf keeps b as a job's body without copying it: the caller hands b over and never writes
+// to it again.
+func bodyOf(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// bytesOf is a body as the slice the Backend interface carries; nobody may write to it.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 func byPriority(a, b *job) bool {
 	return a.priority < b.priority || (a.priority == b.priority && a.id < b.id)
 }
 
-func byDue(a, b *job) bool {
-	return a.due.Before(b.due) || (a.due.Equal(b.due) && a.id < b.id)
-}
+// byDue orders delayed jobs, byDeadline reserved ones: both by at, then id.
+func byDue(a, b *job) bool { return a.at < b.at || (a.at == b.at && a.id < b.id) }
 
-func byBurial(a, b *job) bool { return a.buriedSeq < b.buriedSeq }
+func byBurial(a, b *job) bool { return a.seq < b.seq }
 
-func byDeadline(a, b *job) bool {
-	return a.deadline.Before(b.deadline) || (a.deadline.Equal(b.deadline) && a.id < b.id)
-}
+func byDeadline(a, b *job) bool { return byDue(a, b) }
 
-func setTubeIndex(j *job, i int)   { j.tIdx = i }
-func setGlobalIndex(j *job, i int) { j.gIdx = i }
+func setTubeIndex(j *job, i int)   { j.tIdx = int32(i) }
+func setGlobalIndex(j *job, i int) { j.gIdx = int32(i) }
 
 func (j *job) public() *backend.Job {
-	return &backend.Job{ID: j.id, Tube: j.tube.name, Priority: j.priority, Body: j.body}
+	return &backend.Job{ID: j.id, Tube: j.tube.name, Priority: j.priority, Body: bytesOf(j.body)}
 }
 
-// reservedFromReady is public for a reserve at that took j from the ready state.
-func (j *job) reservedFromReady(at time.Time) *backend.Job {
-	return &backend.Job{ID: j.id, Tube: j.tube.name, Priority: j.priority, Body: j.body,
-		ReadyFor: at.Sub(j.readyAt), HasReadyFor: true}
+// reserveReadyLocked makes a ready j, detached by the caller, reserved by s from at, and
+// returns it as the reply says, with how long it was ready.
+func (b *Backend) reserveReadyLocked(j *job, s *session, at time.Time) *backend.Job {
+	pub := j.public()
+	pub.ReadyFor, pub.HasReadyFor = at.Sub(timeAt(j.at)), true
+	b.reserveLocked(j, s, at)
+	return pub
 }
 
 // detachLocked takes j out of the structure of its current state. A reserved job keeps its
@@ -69,19 +96,19 @@ func (j *job) reservedFromReady(at time.Time) *backend.Job {
 func (b *Backend) detachLocked(j *job) {
 	t := j.tube
 	switch j.state {
-	case backend.Ready:
+	case jobReady:
 		t.ready.Remove(j)
 		if j.priority < backend.UrgentPriority {
 			t.urgent--
 		}
-	case backend.Delayed:
+	case jobDelayed:
 		t.delayed.Remove(j)
-		b.delayed.Remove(j.gIdx)
-	case backend.Buried:
+		b.delayed.Remove(int(j.gIdx))
+	case jobBuried:
 		t.buried.Remove(j)
-	case backend.Reserved:
-		j.owner.reserved.Remove(j.tIdx)
-		b.deadlines.Remove(j.gIdx)
+	case jobReserved:
+		j.owner.reserved.Remove(int(j.tIdx))
+		b.deadlines.Remove(int(j.gIdx))
 		t.reserved--
 		b.rekeySessionWaitersLocked(j.owner)
 		j.owner = nil
@@ -92,8 +119,8 @@ func (b *Backend) detachLocked(j *job) {
 // readyLocked makes a detached j ready and hands it to a waiting reserve if one can take it.
 func (b *Backend) readyLocked(j *job, at time.Time) {
 	t := j.tube
-	j.state = backend.Ready
-	j.readyAt = at
+	j.state = jobReady
+	j.at = nanos(at)
 	t.ready.Push(j)
 	if j.priority < backend.UrgentPriority {
 		t.urgent++
@@ -102,26 +129,26 @@ func (b *Backend) readyLocked(j *job, at time.Time) {
 }
 
 func (b *Backend) delayLocked(j *job, at time.Time, d time.Duration) {
-	j.state = backend.Delayed
-	j.due = at.Add(d)
+	j.state = jobDelayed
+	j.at = nanos(at.Add(d))
 	j.tube.delayed.Push(j)
 	b.delayed.Push(j)
 }
 
 func (b *Backend) buryLocked(j *job) {
-	j.state = backend.Buried
+	j.state = jobBuried
 	b.buries++
-	j.buriedSeq = b.buries
+	j.seq = b.buries
 	j.tube.buried.Push(j)
 }
 
 // reserveLocked makes a detached j reserved by s from at.
 func (b *Backend) reserveLocked(j *job, s *session, at time.Time) {
-	j.state = backend.Reserved
+	j.state = jobReserved
 	j.owner = s
-	j.deadline = at.Add(j.ttr)
+	j.at = nanos(at.Add(j.ttr))
 	b.reservations++
-	j.reservedSeq = b.reservations
+	j.seq = b.reservations
 	j.reserves++
 	j.tube.reserved++
 	s.reserved.Push(j)
@@ -131,7 +158,7 @@ func (b *Backend) reserveLocked(j *job, s *session, at time.Time) {
 
 // removeLocked forgets a detached j and drops its tube reference.
 func (b *Backend) removeLocked(j *job) {
-	delete(b.jobs, j.id)
+	b.jobs.Delete(j.id)
 	b.reclaim.removed(len(j.body))
 	j.tube.jobs--
 	b.unrefLocked(j.tube)
@@ -139,8 +166,8 @@ func (b *Backend) removeLocked(j *job) {
 
 // reservedBy returns job id if s holds it.
 func (b *Backend) reservedBy(s backend.SessionID, id uint64) (*job, error) {
-	j := b.jobs[id]
-	if j == nil || j.state != backend.Reserved || j.owner.id != s {
+	j := b.jobs.Get(id)
+	if j == nil || j.state != jobReserved || j.owner.id != s {
 		return nil, backend.ErrNotFound
 	}
 	return j, nil
@@ -162,14 +189,14 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (id uint64, err 
 		id:       b.nextID,
 		tube:     t,
 		priority: p.Priority,
-		body:     p.Body,
+		body:     bodyOf(p.Body),
 		ttr:      p.TTR,
 		delay:    p.Delay,
-		created:  now,
+		created:  nanos(now),
 		tIdx:     -1,
 		gIdx:     -1,
 	}
-	b.jobs[j.id] = j
+	b.jobs.Put(j)
 	b.reclaim.added(len(j.body))
 	t.jobs++
 	t.totalJobs++
@@ -178,7 +205,7 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (id uint64, err 
 		b.delayLocked(j, now, p.Delay)
 		b.walPutLocked(j)
 	} else {
-		j.state = backend.Ready // as recorded: a waiting reserve may take it at once
+		j.state = jobReady // as recorded: a waiting reserve may take it at once
 		b.walPutLocked(j)
 		b.readyLocked(j, now)
 	}
@@ -196,8 +223,8 @@ func (b *Backend) ReserveJob(ctx context.Context, sid backend.SessionID, id uint
 	if err != nil {
 		return nil, err
 	}
-	j := b.jobs[id]
-	if j == nil || j.state == backend.Reserved {
+	j := b.jobs.Get(id)
+	if j == nil || j.state == jobReserved {
 		return nil, backend.ErrNotFound
 	}
 	b.detachLocked(j)
@@ -211,8 +238,8 @@ func (b *Backend) Delete(ctx context.Context, sid backend.SessionID, id uint64) 
 		return err
 	}
 	defer b.endWrite(&err)
-	j := b.jobs[id]
-	if j == nil || (j.state == backend.Reserved && j.owner.id != sid) {
+	j := b.jobs.Get(id)
+	if j == nil || (j.state == jobReserved && j.owner.id != sid) {
 		return backend.ErrNotFound
 	}
 	b.walDeleteLocked(j)
@@ -245,7 +272,7 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) (err err
 		b.walUpdateLocked(j)
 	} else {
 		// beanstalkd writes nothing here and forgets the new priority on restart.
-		j.state = backend.Ready
+		j.state = jobReady
 		b.walUpdateLocked(j)
 		b.readyLocked(j, now)
 	}
@@ -284,9 +311,9 @@ func (b *Backend) Touch(ctx context.Context, sid backend.SessionID, id uint64) e
 	if err != nil {
 		return err
 	}
-	j.deadline = now.Add(j.ttr)
-	j.owner.reserved.Fix(j.tIdx)
-	b.deadlines.Fix(j.gIdx)
+	j.at = nanos(now.Add(j.ttr))
+	j.owner.reserved.Fix(int(j.tIdx))
+	b.deadlines.Fix(int(j.gIdx))
 	b.rekeySessionWaitersLocked(j.owner)
 	return nil
 }
@@ -336,8 +363,8 @@ func (b *Backend) KickJob(ctx context.Context, id uint64) (err error) {
 		return err
 	}
 	defer b.endWrite(&err)
-	j := b.jobs[id]
-	if j == nil || (j.state != backend.Buried && j.state != backend.Delayed) {
+	j := b.jobs.Get(id)
+	if j == nil || (j.state != jobBuried && j.state != jobDelayed) {
 		return backend.ErrNotFound
 	}
 	return b.kickLocked(j, now)
@@ -349,7 +376,7 @@ func (b *Backend) kickLocked(j *job, at time.Time) error {
 	}
 	b.detachLocked(j)
 	j.kicks++
-	j.state = backend.Ready
+	j.state = jobReady
 	b.walUpdateLocked(j)
 	b.readyLocked(j, at)
 	return nil
@@ -361,7 +388,7 @@ func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
 		return nil, err
 	}
 	defer b.end()
-	j := b.jobs[id]
+	j := b.jobs.Get(id)
 	if j == nil {
 		return nil, backend.ErrNotFound
 	}

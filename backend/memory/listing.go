@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"time"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory/binlog"
@@ -35,7 +34,7 @@ func (b *Backend) ListJobs(ctx context.Context, p backend.ListParams) (*backend.
 		if err != nil {
 			return nil, err
 		}
-		pivot = &job{id: id, priority: uint32(key), due: time.Unix(0, key), deadline: time.Unix(0, key), buriedSeq: uint64(key)}
+		pivot = &job{id: id, priority: uint32(key), at: key, seq: uint64(key)}
 	}
 	limit := backend.ClampLimit(p.Limit, backend.MaxListLimit)
 	jobs := make([]*job, 0, limit+1)
@@ -64,7 +63,7 @@ func (b *Backend) ListJobs(ctx context.Context, p backend.ListParams) (*backend.
 	page.Jobs = make([]backend.ListedJob, len(jobs))
 	for i, j := range jobs {
 		body := j.body[:min(len(j.body), max(p.BodyBytes, 0))]
-		page.Jobs[i] = backend.ListedJob{JobStats: j.stats(now), BodySize: len(j.body), Body: slices.Clone(body)}
+		page.Jobs[i] = backend.ListedJob{JobStats: j.stats(now), BodySize: len(j.body), Body: []byte(body)}
 	}
 	return page, nil
 }
@@ -72,14 +71,12 @@ func (b *Backend) ListJobs(ctx context.Context, p backend.ListParams) (*backend.
 // sortKey is j's key in its state's order, as a cursor carries it.
 func (j *job) sortKey() int64 {
 	switch j.state {
-	case backend.Ready:
+	case jobReady:
 		return int64(j.priority)
-	case backend.Delayed:
-		return j.due.UnixNano()
-	case backend.Buried:
-		return int64(j.buriedSeq)
-	case backend.Reserved:
-		return j.deadline.UnixNano()
+	case jobDelayed, jobReserved:
+		return j.at
+	case jobBuried:
+		return int64(j.seq)
 	}
 	return 0
 }
@@ -96,7 +93,7 @@ func (b *Backend) reservedAfterLocked(t *tube, pivot *job, fn func(*job) bool) {
 		}
 	}
 	slices.SortFunc(held, func(x, y *job) int {
-		return cmp.Or(x.deadline.Compare(y.deadline), cmp.Compare(x.id, y.id))
+		return cmp.Or(cmp.Compare(x.at, y.at), cmp.Compare(x.id, y.id))
 	})
 	for _, j := range held {
 		if !fn(j) {
@@ -174,11 +171,11 @@ func (b *Backend) MoveJobs(ctx context.Context, fromName, toName string, state b
 		j.tube = to
 		switch state {
 		case backend.Ready:
-			j.state = backend.Ready
+			j.state = jobReady
 			b.walPutLocked(j)
 			b.readyLocked(j, now)
 		case backend.Delayed:
-			b.delayLocked(j, j.due, 0)
+			b.delayLocked(j, timeAt(j.at), 0) // its due time as it was
 			b.walPutLocked(j)
 		case backend.Buried:
 			b.buryLocked(j)

@@ -14,7 +14,7 @@ import "sync"
 const (
 	reclaimMinPeak  = 32 << 20 // peak bytes held below which the runtime's own pacing is fine
 	reclaimFraction = 4        // collect when what is held falls to 1/reclaimFraction of the peak
-	jobOverhead     = 256      // bytes a job holds besides its body: its struct and map entry
+	jobOverhead     = 160      // bytes a job holds besides its body: its record, table slot, tree slot
 )
 
 // reclaimer tracks the bytes the backend's jobs hold. Its fields are guarded by Backend.mu,

@@ -122,8 +122,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, deliv
 		return nil, nil, backend.ErrDeadlineSoon
 	case best != nil:
 		b.detachLocked(best)
-		b.reserveLocked(best, s, now)
-		return nil, best.reservedFromReady(now), nil
+		return nil, b.reserveReadyLocked(best, s, now), nil
 	case soon:
 		// A ready job in a paused tube lifts the immediate check, but the wait would end
 		// with DEADLINE_SOON at once (beanstalkd: at its next timer tick).
@@ -149,7 +148,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, deliv
 // sessionDeadlineSoon reports whether one of s's reservations is within the safety margin.
 func sessionDeadlineSoon(s *session, now time.Time) bool {
 	j, ok := s.reserved.Top()
-	return ok && !now.Before(j.deadline.Add(-backend.DeadlineSoonMargin))
+	return ok && !now.Before(timeAt(j.at).Add(-backend.DeadlineSoonMargin))
 }
 
 // serveLocked hands t's best ready jobs to t's waiters, oldest waiter first, while both last.
@@ -163,8 +162,7 @@ func (b *Backend) serveLocked(t *tube, at time.Time) {
 			t.urgent--
 		}
 		j.state = 0
-		b.reserveLocked(j, w.session, at)
-		b.finishWaiterLocked(w, j.reservedFromReady(at), nil)
+		b.finishWaiterLocked(w, b.reserveReadyLocked(j, w.session, at), nil)
 	}
 }
 
@@ -193,7 +191,7 @@ func (b *Backend) finishWaiterLocked(w *waiter, j *backend.Job, err error) {
 func (b *Backend) rekeyWaiterLocked(w *waiter) {
 	wake := w.timeout
 	if j, ok := w.session.reserved.Top(); ok {
-		soon := j.deadline.Add(-backend.DeadlineSoonMargin)
+		soon := timeAt(j.at).Add(-backend.DeadlineSoonMargin)
 		if wake.IsZero() || soon.Before(wake) {
 			wake = soon
 		}

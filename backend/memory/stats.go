@@ -14,7 +14,7 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 		return nil, err
 	}
 	defer b.end()
-	j := b.jobs[id]
+	j := b.jobs.Get(id)
 	if j == nil {
 		return nil, backend.ErrNotFound
 	}
@@ -27,9 +27,9 @@ func (j *job) stats(now time.Time) backend.JobStats {
 	st := backend.JobStats{
 		ID:       j.id,
 		Tube:     j.tube.name,
-		State:    j.state,
+		State:    backend.State(j.state),
 		Priority: j.priority,
-		Age:      now.Sub(j.created),
+		Age:      now.Sub(timeAt(j.created)),
 		Delay:    j.delay,
 		TTR:      j.ttr,
 		Reserves: j.reserves,
@@ -39,11 +39,8 @@ func (j *job) stats(now time.Time) backend.JobStats {
 		Kicks:    j.kicks,
 		File:     j.wal.Num(),
 	}
-	switch j.state {
-	case backend.Reserved:
-		st.TimeLeft = j.deadline.Sub(now)
-	case backend.Delayed:
-		st.TimeLeft = j.due.Sub(now)
+	if j.state == jobReserved || j.state == jobDelayed {
+		st.TimeLeft = timeAt(j.at).Sub(now)
 	}
 	return st
 }

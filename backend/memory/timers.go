@@ -19,10 +19,10 @@ const (
 // operation, and a small frame keeps a connection's goroutine within its starting stack.)
 func (b *Backend) nextEventLocked() (kind eventKind, at time.Time) {
 	if len(b.delayed.items) > 0 {
-		kind, at = delayMatures, b.delayed.items[0].due
+		kind, at = delayMatures, timeAt(b.delayed.items[0].at)
 	}
 	if len(b.deadlines.items) > 0 {
-		if t := b.deadlines.items[0].deadline; kind == noEvent || t.Before(at) {
+		if t := timeAt(b.deadlines.items[0].at); kind == noEvent || t.Before(at) {
 			kind, at = ttrExpires, t
 		}
 	}

@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,5 +20,25 @@ func TestConformanceWithBinlog(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = b.Close() })
 		return b
+	})
+}
+
+// Cases that restart the backend mid-case: closed, then reopened on the same directory with the
+// same clock, as a server restarted on its binlog.
+func TestConformanceAcrossRestarts(t *testing.T) {
+	dirs := sync.Map{} // backend → its directory
+	open := func(t *testing.T, clock *backend.FakeClock, dir string) backend.Backend {
+		b, err := memory.Open(memory.Options{Clock: clock, Binlog: &binlog.Options{Dir: dir, MaxFileSize: 1024}})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = b.Close() })
+		dirs.Store(b, dir)
+		return b
+	}
+	backendtest.RunRestarts(t, func(t *testing.T, clock *backend.FakeClock) backend.Backend {
+		return open(t, clock, t.TempDir())
+	}, func(t *testing.T, old backend.Backend, clock *backend.FakeClock) backend.Backend {
+		dir, _ := dirs.Load(old)
+		require.NoError(t, old.(*memory.Backend).Close())
+		return open(t, clock, dir.(string))
 	})
 }

@@ -19,11 +19,14 @@ type File struct {
 	// Live counts the jobs whose latest full record is in this file: it can be removed when
 	// none is left.
 	Live int
-	// IDs lists the jobs whose full record was written here, in order; some may have moved on
-	// or died since. Compaction walks it from Cursor.
-	IDs    []uint64
-	Cursor int
+	// ids lists the jobs whose full record was written here, in order; some may have moved on
+	// or died since. Compaction walks it with NextID.
+	ids idList
 }
+
+// NextID returns the next job, in the order written, whose full record was written to f, or
+// false when the walk has been through them all. Some may have moved on or died since.
+func (f *File) NextID() (uint64, bool) { return f.ids.next() }
 
 // Num is the file's N (0 for nil: a job without a binlog).
 func (f *File) Num() uint64 {

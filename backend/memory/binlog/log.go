@@ -54,9 +54,11 @@ type Log struct {
 
 	pmu      sync.Mutex // guards the fields below: what is placed but not yet written
 	pending  []chunk
-	appended uint64 // sequence: bytes placed since open
+	free     [][]byte // written chunks' buffers, for the next ones
+	appended uint64   // sequence: bytes placed since open
 	retired  []retiredFile
 
+	smu       sync.Mutex // one background fsync round at a time; taken before fmu
 	fmu       sync.Mutex // guards the fields below: the writing and syncing
 	written   uint64     // sequence written to the files
 	synced    uint64     // sequence on disk
@@ -71,6 +73,8 @@ type Log struct {
 	syncErrors  atomic.Uint64 // failed fsyncs
 	syncs       atomic.Uint64 // fsync rounds, for the tests of the policies
 	slowSync    time.Duration // tests: each fsync round takes at least this long
+	syncing     atomic.Bool   // tests: an fsync round is under way
+	slowPrepare time.Duration // tests: each spare's zero-fill takes at least this long
 	onSync      atomic.Pointer[func(time.Duration)]
 }
 
@@ -145,40 +149,52 @@ func (l *Log) nextNum() uint64 {
 	return l.current().N + 1
 }
 
-// prepareSpare starts zero-filling the next file in the background when none is waiting, so
-// that moving to a new file does not stall the caller.
+// prepareSpare starts zero-filling the next file in the background, one at a time, when the
+// files made hold less than a file's room beyond what is promised, so that neither moving to a
+// new file nor a reservation has to make one while the caller waits. Its room counts once it
+// is made (see settleSpares).
 func (l *Log) prepareSpare() {
-	if len(l.spares) > 0 {
+	l.settleSpares()
+	for _, f := range l.spares {
+		if f.ready != nil {
+			return
+		}
+	}
+	if len(l.spares) > 0 && l.room() >= l.reserved+l.opts.MaxFileSize {
 		return
 	}
-	f := &File{N: l.nextNum(), size: headerSize, capacity: l.opts.MaxFileSize, ready: make(chan struct{})}
+	ready := make(chan struct{})
+	f := &File{N: l.nextNum(), size: headerSize, capacity: l.opts.MaxFileSize, ready: ready}
 	l.spares = append(l.spares, f)
-	l.spareRoom += f.capacity - f.size
 	l.prep.Add(1)
+	slow := l.slowPrepare
 	go func() {
 		defer l.prep.Done()
+		time.Sleep(slow)
 		made, err := createZeroedFile(l.dir, f.N, f.capacity)
 		if err == nil {
 			f.fd = made.fd
 		}
 		f.err = err
 		l.dirDirty.Store(true)
-		close(f.ready)
+		close(ready)
 	}()
 }
 
-// settleSpares waits for the spares still being zero-filled and drops those that failed.
+// settleSpares counts the room of the spares whose zero-fill has finished and drops those that
+// failed. It does not wait for one still under way (tens of milliseconds under the caller's
+// lock, at every file change): promises rest only on files that exist.
 func (l *Log) settleSpares() {
 	kept := l.spares[:0]
 	for _, f := range l.spares {
-		if f.ready != nil {
-			<-f.ready
+		if f.ready != nil && isClosed(f.ready) {
 			if f.err != nil {
-				l.spareRoom -= f.capacity - f.size
 				l.writeErrors.Add(1)
 				l.log.Error("binlog: cannot prepare a file", "file", FileName(f.N), "err", f.err)
 				continue
 			}
+			f.ready = nil
+			l.spareRoom += f.capacity - f.size
 		}
 		kept = append(kept, f)
 	}
@@ -192,8 +208,9 @@ func (l *Log) takeSpare(size int64) (*File, error) {
 	for len(l.spares) > 0 {
 		f := l.spares[0]
 		l.spares = l.spares[1:]
-		l.spareRoom -= f.capacity - f.size
-		if f.ready != nil {
+		if f.ready == nil { // settled: its room was counted
+			l.spareRoom -= f.capacity - f.size
+		} else {
 			<-f.ready
 			if f.err != nil {
 				l.writeErrors.Add(1)
@@ -221,7 +238,7 @@ func (l *Log) Dir() string { return l.dir }
 // AdoptJob records that job id's latest full record, of size bytes, is in f (a replayed job).
 func (l *Log) AdoptJob(f *File, id uint64, size int64) {
 	f.Live++
-	f.IDs = append(f.IDs, id)
+	f.ids.add(id)
 	l.live += size
 }
 
@@ -237,7 +254,7 @@ func (l *Log) room() int64 {
 // the disk cannot hold them.
 func (l *Log) Reserve(n int64) error {
 	if cur := l.current(); cur.capacity-cur.size < l.reserved+n {
-		l.settleSpares() // the promise rests on them: they must exist
+		l.settleSpares()
 	}
 	for l.room() < l.reserved+n {
 		next := l.nextNum()
@@ -252,6 +269,7 @@ func (l *Log) Reserve(n int64) error {
 		l.spareRoom += f.capacity - f.size
 	}
 	l.reserved += n
+	l.prepareSpare()
 	return nil
 }
 
@@ -278,6 +296,24 @@ func (l *Log) place(size int64) (*File, int64, error) {
 	return cur, off, nil
 }
 
+// Written chunks' buffers are kept for the next ones: a fresh 4 KiB buffer for every commit
+// doubled what a put and a delete allocate, and the collector's pace with it.
+const (
+	maxFreeBuffers = 4
+	maxFreeBuffer  = 1 << 20
+)
+
+// bufferLocked returns an empty buffer for a chunk whose first record is size bytes (pmu held).
+func (l *Log) bufferLocked(size int64) []byte {
+	if k := len(l.free); k > 0 {
+		b := l.free[k-1]
+		l.free[k-1] = nil
+		l.free = l.free[:k-1]
+		return b
+	}
+	return make([]byte, 0, max(4096, size))
+}
+
 // appendRecord places one encoded record and queues its bytes; it returns the sequence to
 // Commit.
 func (l *Log) appendRecord(size int64, encode func([]byte) []byte) (*File, uint64, error) {
@@ -290,7 +326,7 @@ func (l *Log) appendRecord(size int64, encode func([]byte) []byte) (*File, uint6
 	if k := len(l.pending); k > 0 && l.pending[k-1].f == f && l.pending[k-1].off+int64(len(l.pending[k-1].data)) == off {
 		l.pending[k-1].data = encode(l.pending[k-1].data)
 	} else {
-		l.pending = append(l.pending, chunk{f: f, off: off, data: encode(make([]byte, 0, max(4096, size)))})
+		l.pending = append(l.pending, chunk{f: f, off: off, data: encode(l.bufferLocked(size))})
 	}
 	l.appended += uint64(size)
 	seq := l.appended
@@ -312,7 +348,7 @@ func (l *Log) WriteFull(r *Record, old *File) (*File, uint64, error) {
 		l.live += size
 	}
 	f.Live++
-	f.IDs = append(f.IDs, r.ID)
+	f.ids.add(r.ID)
 	return f, seq, nil
 }
 
@@ -409,6 +445,13 @@ func (l *Log) flushLocked() error {
 		}
 		l.markDirtyLocked(c.f)
 	}
+	l.pmu.Lock()
+	for _, c := range chunks {
+		if len(l.free) < maxFreeBuffers && cap(c.data) <= maxFreeBuffer {
+			l.free = append(l.free, c.data[:0])
+		}
+	}
+	l.pmu.Unlock()
 	l.written = top
 	switch {
 	case l.opts.NoSync:
@@ -434,31 +477,93 @@ func (l *Log) markDirtyLocked(f *File) {
 }
 
 // syncLocked fsyncs every file written since its last fsync, and the directory when files came
-// or went.
+// or went, with fmu held throughout (-f0's group commit, and Close).
 func (l *Log) syncLocked() error {
-	target := l.written
-	began := time.Now()
-	defer l.observeSync(began)
+	r := l.startSyncLocked()
+	return l.endSyncLocked(r, r.run(l))
+}
+
+// syncRound is one round of fsyncs: what was written up to target, in files (and the
+// directory).
+type syncRound struct {
+	target uint64
+	files  []*File
+	done   int // files synced
+	dir    bool
+	began  time.Time
+}
+
+func (l *Log) startSyncLocked() *syncRound {
+	r := &syncRound{target: l.written, files: l.dirty, dir: l.dirDirty.Swap(false), began: time.Now()}
+	l.dirty = nil
+	return r
+}
+
+// run does the fsyncs. It needs fmu only when the caller's round must exclude writes (see
+// backgroundSync for why the files stay open meanwhile).
+func (r *syncRound) run(l *Log) error {
+	l.syncing.Store(true)
+	defer l.syncing.Store(false)
 	time.Sleep(l.slowSync)
-	for len(l.dirty) > 0 {
-		f := l.dirty[0]
-		if f.fd != nil {
+	for ; r.done < len(r.files); r.done++ {
+		if f := r.files[r.done]; f.fd != nil {
 			if err := datasync(f.fd); err != nil {
 				return l.syncFailed("fsync", f, err)
 			}
 		}
-		l.dirty = l.dirty[1:]
 	}
-	if l.dirDirty.Swap(false) {
+	if r.dir {
 		if err := l.dirf.Sync(); err != nil {
-			l.dirDirty.Store(true)
 			return l.syncFailed("fsync of the directory", nil, err)
 		}
+		r.dir = false
 	}
-	l.synced = target
+	return nil
+}
+
+// endSyncLocked notes a round's outcome: on failure, what it did not sync is dirty again.
+func (l *Log) endSyncLocked(r *syncRound, err error) error {
+	defer l.observeSync(r.began)
+	if err != nil {
+		for _, f := range r.files[r.done:] {
+			l.markDirtyLocked(f)
+		}
+		if r.dir {
+			l.dirDirty.Store(true)
+		}
+		return err
+	}
+	l.synced = max(l.synced, r.target)
 	l.lastSync = time.Now()
 	l.syncs.Add(1)
 	return nil
+}
+
+// backgroundSync is -f MS's fsync round. It holds fmu only to take the dirty files and to note
+// the outcome, not during the fsyncs: commits need fmu to write, and an fsync of 10 MB files
+// takes tens of milliseconds, which every command waited for. The files it syncs stay open
+// meanwhile: removeRetiredLocked closes only files retired at or before the last synced
+// sequence, all of whose writes were synced by an earlier round, so none is in this round's
+// list; Close waits for the round (smu).
+func (l *Log) backgroundSync() {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	l.fmu.Lock()
+	l.syncArmed = false
+	if l.closed {
+		l.fmu.Unlock()
+		return
+	}
+	r := l.startSyncLocked()
+	l.fmu.Unlock()
+	err := r.run(l)
+	l.fmu.Lock()
+	var gone []*File
+	if l.endSyncLocked(r, err) == nil {
+		gone = l.takeRetiredLocked()
+	}
+	l.fmu.Unlock()
+	l.removeFiles(gone)
 }
 
 // ObserveSyncs has f called with the duration of every fsync round from now on (failed ones
@@ -479,22 +584,16 @@ func (l *Log) armSyncLocked() {
 	}
 	l.syncArmed = true
 	wait := time.Until(l.lastSync.Add(l.opts.SyncInterval))
-	l.timer = time.AfterFunc(max(0, wait), func() {
-		l.fmu.Lock()
-		defer l.fmu.Unlock()
-		l.syncArmed = false
-		if l.closed {
-			return
-		}
-		if err := l.syncLocked(); err == nil {
-			l.removeRetiredLocked()
-		}
-	})
+	l.timer = time.AfterFunc(max(0, wait), l.backgroundSync)
 }
 
 // removeRetiredLocked deletes the retired files whose removal no longer risks a job: the
 // records that replaced them are on disk.
-func (l *Log) removeRetiredLocked() {
+func (l *Log) removeRetiredLocked() { l.removeFiles(l.takeRetiredLocked()) }
+
+// takeRetiredLocked returns the retired files whose removal no longer risks a job, no longer
+// counted as dirty, for removeFiles, which needs no lock.
+func (l *Log) takeRetiredLocked() []*File {
 	l.pmu.Lock()
 	var ready []*File
 	keep := l.retired[:0]
@@ -508,14 +607,23 @@ func (l *Log) removeRetiredLocked() {
 	l.retired = keep
 	l.pmu.Unlock()
 	for _, f := range ready {
-		if f.fd != nil {
-			_ = f.fd.Close()
-		}
 		for i, d := range l.dirty {
 			if d == f {
 				l.dirty = append(l.dirty[:i], l.dirty[i+1:]...)
 				break
 			}
+		}
+	}
+	return ready
+}
+
+// removeFiles closes and deletes files taken by takeRetiredLocked. Nothing writes to them any
+// more, so it runs without fmu: unlinking a 10 MB file took up to 20 ms, which commits waited
+// for.
+func (l *Log) removeFiles(files []*File) {
+	for _, f := range files {
+		if f.fd != nil {
+			_ = f.fd.Close()
 		}
 		if err := os.Remove(filePath(l.dir, f.N)); err != nil && !os.IsNotExist(err) {
 			l.log.Warn("binlog: cannot remove a compacted file", "file", FileName(f.N), "err", err)
@@ -597,6 +705,8 @@ func isClosed(c <-chan struct{}) bool {
 // it holds as beanstalkd does on a clean stop, removes the unused preallocated files and
 // releases the directory's lock. Called under the caller's lock, after the last placement.
 func (l *Log) Close() error {
+	l.smu.Lock() // a background fsync round finishes first
+	defer l.smu.Unlock()
 	l.fmu.Lock()
 	defer l.fmu.Unlock()
 	if l.closed {
