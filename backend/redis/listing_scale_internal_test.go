@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/backendtest"
 )
 
 // TestListingAndFlushAtScale measures what issue 18 asks of a 1M-job tube: a page of 100 from
@@ -52,35 +53,7 @@ func TestListingAndFlushAtScale(t *testing.T) {
 	}
 	t.Logf("filled %d jobs in %v", jobs, time.Since(start))
 
-	page, err := b.ListJobs(ctx, backend.ListParams{Tube: "big", State: backend.Ready, Limit: 1000})
-	require.NoError(t, err)
-	for range jobs / 2000 { // to the middle
-		page, err = b.ListJobs(ctx, backend.ListParams{Tube: "big", State: backend.Ready, After: page.Next, Limit: 1000})
-		require.NoError(t, err)
-	}
-	const rounds = 200
-	start = time.Now()
-	for range rounds {
-		p, err := b.ListJobs(ctx, backend.ListParams{Tube: "big", State: backend.Ready, After: page.Next, Limit: 100, BodyBytes: 256})
-		require.NoError(t, err)
-		require.Len(t, p.Jobs, 100)
-	}
-	t.Logf("a page of 100 from the middle of %d jobs: %v", jobs, time.Since(start)/rounds)
-
-	var longest time.Duration
-	deleted := 0
-	start = time.Now()
-	for {
-		t0 := time.Now()
-		n, err := b.DeleteJobs(ctx, "big", backend.Ready, backend.MaxBulkLimit)
-		longest = max(longest, time.Since(t0))
-		require.NoError(t, err)
-		deleted += n
-		if n == 0 {
-			break
-		}
-	}
-	t.Logf("flushed %d jobs in %v, the longest call %v", deleted, time.Since(start), longest)
+	backendtest.MeasureListingAndFlush(t, b, "big", jobs, 0)
 }
 
 func goredisZ(score float64, member string) goredis.Z { return goredis.Z{Score: score, Member: member} }
