@@ -34,6 +34,7 @@ type waiters struct {
 	// the end returned, waits for handOut to say whom that job goes to before it tries.
 	handing  int
 	handDone chan struct{} // closed when handing drops to 0
+	anyHand  atomic.Bool   // handing > 0: lets a reserve's try skip the lock when none is
 }
 
 type waiter struct {
@@ -233,6 +234,7 @@ func (ws *waiters) beginHandOut() {
 	defer ws.mu.Unlock()
 	if ws.handing == 0 {
 		ws.handDone = make(chan struct{})
+		ws.anyHand.Store(true)
 	}
 	ws.handing++
 }
@@ -241,12 +243,16 @@ func (ws *waiters) endHandOut() {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.handing--; ws.handing == 0 {
+		ws.anyHand.Store(false)
 		close(ws.handDone)
 	}
 }
 
 // handingOut is closed once no session end is in flight; nil when none is.
 func (ws *waiters) handingOut() <-chan struct{} {
+	if !ws.anyHand.Load() {
+		return nil
+	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.handing == 0 {
