@@ -14,6 +14,7 @@ type costMeter struct {
 	gatewayPIDs []int
 	probe       storeProbe
 	gateway     time.Duration
+	switches    int64 // the gateways' context switches, -1 if unknown
 	store       storeSample
 	storeOK     bool
 }
@@ -24,6 +25,7 @@ const probeTimeout = 5 * time.Second
 func startCost(t target) *costMeter {
 	m := &costMeter{gatewayPIDs: gatewayPIDs(t)}
 	m.gateway = m.gatewayCPU()
+	m.switches = m.gatewaySwitches()
 	if t.Store != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 		defer cancel()
@@ -42,9 +44,11 @@ func (m *costMeter) finish(jobs int64) []metric {
 	if g := m.gatewayCPU(); g >= 0 && m.gateway >= 0 && jobs > 0 {
 		gateway = float64(g-m.gateway) / float64(time.Microsecond) / float64(jobs)
 	}
-	out := []metric{{Name: "gateway CPU per job", Unit: "µs", Value: gateway, Lower: true}}
-	unknown := storeSample{cpu: -1, commands: -1, fcalls: -1, walBytes: -1}
-	before, after := unknown, unknown
+	out := []metric{
+		{Name: "gateway CPU per job", Unit: "µs", Value: gateway, Lower: true},
+		{Name: "gateway context switches per job", Unit: "switches", Value: perJob(m.switches, m.gatewaySwitches(), jobs), Lower: true},
+	}
+	before, after := unknownSample, unknownSample
 	if m.probe != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 		defer cancel()
@@ -71,6 +75,22 @@ func (m *costMeter) gatewayCPU() time.Duration {
 			return -1
 		}
 		total += cpu
+	}
+	return total
+}
+
+// gatewaySwitches sums the gateways' context switches; -1 when any is unknown.
+func (m *costMeter) gatewaySwitches() int64 {
+	if len(m.gatewayPIDs) == 0 {
+		return -1
+	}
+	var total int64
+	for _, pid := range m.gatewayPIDs {
+		n, err := processSwitches(pid)
+		if err != nil {
+			return -1
+		}
+		total += n
 	}
 	return total
 }

@@ -14,7 +14,12 @@ type storeSample struct {
 	commands int64         // Redis: commands executed, those called from scripts included
 	fcalls   int64         // Redis: FCALLs (one per gateway batch round trip)
 	walBytes int64         // PostgreSQL: WAL bytes generated
+	commits  int64         // PostgreSQL: transactions committed (every database)
+	fsyncs   int64         // PostgreSQL: WAL fsyncs (pg_stat_wal.wal_sync)
 }
+
+// unknownSample is a sample of which nothing is known.
+var unknownSample = storeSample{cpu: -1, commands: -1, fcalls: -1, walBytes: -1, commits: -1, fsyncs: -1}
 
 // storeProbe reads the counters of the store behind a gateway, so a round can report what a job
 // costs the store next to what it costs the gateway.
@@ -54,5 +59,7 @@ func storeMetrics(before, after storeSample, jobs int64) []metric {
 		{Name: "store commands per job", Unit: "cmds", Value: perJob(before.commands, after.commands, jobs), Lower: true},
 		{Name: "store FCALLs per job", Unit: "calls", Value: perJob(before.fcalls, after.fcalls, jobs), Lower: true},
 		{Name: "store WAL per job", Unit: "bytes", Value: perJob(before.walBytes, after.walBytes, jobs), Lower: true},
+		{Name: "store commits per job", Unit: "xacts", Value: perJob(before.commits, after.commits, jobs), Lower: true},
+		{Name: "store fsyncs per job", Unit: "syncs", Value: perJob(before.fsyncs, after.fsyncs, jobs), Lower: true},
 	}
 }

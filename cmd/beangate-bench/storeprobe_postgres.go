@@ -12,7 +12,8 @@ import (
 )
 
 // postgresProbe reads CPU from /proc (the postmaster and all its children: the server must run
-// on this machine) and WAL volume from pg_stat_wal (PostgreSQL 14 and later).
+// on this machine), WAL volume and fsyncs from pg_stat_wal (PostgreSQL 14 and later) and
+// commits from pg_stat_database.
 type postgresProbe struct {
 	conn       *pgx.Conn
 	postmaster int
@@ -41,14 +42,20 @@ func openPostgresProbe(ctx context.Context, url string) (*postgresProbe, error) 
 }
 
 func (p *postgresProbe) sample(ctx context.Context) (storeSample, error) {
-	s := storeSample{commands: -1, fcalls: -1, walBytes: -1}
+	s := unknownSample
 	var err error
 	if s.cpu, err = processTreeCPU(p.postmaster); err != nil {
 		return s, err
 	}
 	var wal float64 // numeric in pg_stat_wal
-	if p.conn.QueryRow(ctx, "SELECT wal_bytes::float8 FROM pg_stat_wal").Scan(&wal) == nil {
-		s.walBytes = int64(wal)
+	var syncs int64
+	if p.conn.QueryRow(ctx, "SELECT wal_bytes::float8, wal_sync FROM pg_stat_wal").Scan(&wal, &syncs) == nil {
+		s.walBytes, s.fsyncs = int64(wal), syncs
+	}
+	// Every database's: the gateway's, and the probe's own one read per sample (noise).
+	var commits int64
+	if p.conn.QueryRow(ctx, "SELECT sum(xact_commit)::int8 FROM pg_stat_database").Scan(&commits) == nil {
+		s.commits = commits
 	}
 	return s, nil
 }

@@ -51,7 +51,7 @@ func (p *redisProbe) Close() { _ = p.c.Close() }
 // whole server; commands is every cmdstat_*'s calls (Redis 7 counts calls made from scripts
 // too), fcalls those of FCALL and FCALL_RO.
 func parseRedisInfo(text string) (storeSample, error) {
-	s := storeSample{walBytes: -1}
+	s := storeSample{walBytes: -1, commits: -1, fsyncs: -1}
 	var sawCPU, sawStats bool
 	var cpu float64
 	sc := bufio.NewScanner(strings.NewReader(text))

@@ -20,7 +20,7 @@ func TestParseRedisInfo(t *testing.T) {
 		want    storeSample
 		wantErr bool
 	}{
-		{"cpu and commands", info, storeSample{cpu: 101750 * time.Millisecond, commands: 405, fcalls: 105, walBytes: -1}, false},
+		{"cpu and commands", info, storeSample{cpu: 101750 * time.Millisecond, commands: 405, fcalls: 105, walBytes: -1, commits: -1, fsyncs: -1}, false},
 		{"no commandstats", "used_cpu_sys:1\r\nused_cpu_user:2\r\n", storeSample{}, true},
 		{"no cpu", "cmdstat_get:calls=1,usec=1\r\n", storeSample{}, true},
 		{"bad calls", "used_cpu_sys:1\r\nused_cpu_user:2\r\ncmdstat_get:calls=x,usec=1\r\n", storeSample{}, true},
@@ -40,13 +40,15 @@ func TestParseRedisInfo(t *testing.T) {
 }
 
 func TestStoreMetricsPerJob(t *testing.T) {
-	before := storeSample{cpu: time.Second, commands: 1000, fcalls: 100, walBytes: -1}
-	after := storeSample{cpu: time.Second + 50*time.Millisecond, commands: 3000, fcalls: 300, walBytes: -1}
+	before := storeSample{cpu: time.Second, commands: 1000, fcalls: 100, walBytes: -1, commits: 10, fsyncs: 5}
+	after := storeSample{cpu: time.Second + 50*time.Millisecond, commands: 3000, fcalls: 300, walBytes: -1, commits: 510, fsyncs: 255}
 	m := storeMetrics(before, after, 1000)
 	require.Equal(t, "store CPU per job", m[0].Name)
 	require.InDelta(t, 50.0, m[0].Value, 1e-9) // 50 ms over 1000 jobs = 50 µs
 	require.InDelta(t, 2.0, m[1].Value, 1e-9)
 	require.InDelta(t, 0.2, m[2].Value, 1e-9)
 	require.True(t, math.IsNaN(m[3].Value), "a figure the store does not give is NaN")
+	require.InDelta(t, 0.5, m[4].Value, 1e-9)
+	require.InDelta(t, 0.25, m[5].Value, 1e-9)
 	require.True(t, math.IsNaN(storeMetrics(before, after, 0)[0].Value), "no jobs: nothing per job")
 }
