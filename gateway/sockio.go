@@ -3,34 +3,18 @@ package gateway
 import (
 	"net"
 	"syscall"
-	"unsafe"
+
+	"github.com/beangate/beangate/backend/rawconn"
 )
 
 // readNow and writeNow are read(2) and write(2) on a non-blocking socket, made without the
-// runtime's system-call bookkeeping. When every P has been idle, the runtime's monitor thread
-// sleeps, and the first bookkept system call wakes it with a futex: on a connection woken from
-// an idle server that is the read of its command, so the wake-up would sit on the path of every
-// reply — of a RESERVED to a waiting worker too. These calls cannot block (the sockets are
-// non-blocking), so the bookkeeping buys nothing here. Same results as syscall.Read/Write.
-func readNow(fd uintptr, p []byte) (int, error) {
-	return rawIO(syscall.SYS_READ, fd, p)
-}
+// runtime's system-call bookkeeping (backend/rawconn, which says why). When every P has been
+// idle, the runtime's monitor thread sleeps, and the first bookkept system call wakes it: on a
+// connection woken from an idle server that is the read of its command, so the wake-up would
+// sit on the path of every reply — of a RESERVED to a waiting worker too.
+func readNow(fd uintptr, p []byte) (int, error) { return rawconn.ReadNow(fd, p) }
 
-func writeNow(fd uintptr, p []byte) (int, error) {
-	return rawIO(syscall.SYS_WRITE, fd, p)
-}
-
-func rawIO(trap, fd uintptr, p []byte) (int, error) {
-	var ptr unsafe.Pointer
-	if len(p) > 0 {
-		ptr = unsafe.Pointer(&p[0])
-	}
-	n, _, errno := syscall.RawSyscall(trap, fd, uintptr(ptr), uintptr(len(p)))
-	if errno != 0 {
-		return -1, errno
-	}
-	return int(n), nil
-}
+func writeNow(fd uintptr, p []byte) (int, error) { return rawconn.WriteNow(fd, p) }
 
 // socketWriter writes a connection's replies with writeNow, through the socket's RawConn so
 // that a full socket is waited for in the runtime's poller like any net.Conn write. Without a

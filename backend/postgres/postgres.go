@@ -75,6 +75,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 			cfg.ConnConfig.ConnectTimeout = opts.CommandTimeout
 		}
 		tuneConnConfig(cfg.ConnConfig)
+		rawDial(&cfg.ConnConfig.Config)
 		if b.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("postgres: connect: %w", err)
 		}

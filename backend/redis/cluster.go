@@ -25,6 +25,7 @@ func dial(opts Options) (goredis.UniversalClient, error) {
 		// RESP2: with RESP3 go-redis peeks the socket for push notifications before every
 		// command, one more syscall per round trip; nothing here uses RESP3.
 		ro.Protocol = 2
+		ro.Dialer = rawDialer(ro.DialTimeout, ro.TLSConfig)
 		return goredis.NewClient(ro), nil
 	}
 	co, err := clusterURLOptions(opts.URL)
@@ -39,6 +40,7 @@ func dial(opts Options) (goredis.UniversalClient, error) {
 	co.MaxRetries = -1
 	co.ContextTimeoutEnabled = true
 	co.Protocol = 2 // as above
+	co.Dialer = rawDialer(co.DialTimeout, co.TLSConfig)
 	return goredis.NewClusterClient(co), nil
 }
 
