@@ -19,13 +19,13 @@ if delay > 0 then st, due = 'delayed', ds(NOW + delay) end
 -- Counters (nres, ntim, nrel, nbur, nkick) and the owner start absent, read as 0 / none; r (ready
 -- since) is rewritten when a delayed job becomes ready.
 redis.call('HSET', kjob(m), 'b', ARGV[7], 't', t, 'p', pri, 'ttr', ARGV[6], 'd', ARGV[5],
-  'c', ds(NOW), 's', st, 'a', due, 'r', ds(NOW))
+  'c', now_s(), 's', st, 'a', due, 'r', now_s())
 if delay > 0 then
   to_delayed(t, m, due)
 else
   redis.call('ZADD', kready(t), pri, m)
   notify(t)
 end
-redis.call('HINCRBY', ktube(t), 'total', 1)
-redis.call('HINCRBY', STATS, 'total', 1)
+tadd(t, 'total', 1)
+sadd('total', 1)
 return id
