@@ -191,4 +191,3 @@ func memoDump(t *testing.T, b *Backend) map[string]any {
 	}
 	return out
 }
-
