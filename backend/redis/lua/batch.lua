@@ -16,10 +16,10 @@ memo_reset()
 local base, out = ARGV[1], {}
 local i = 2
 while i <= #ARGV do
-  local f, t, n = OPS[ARGV[i]], ARGV[i + 1], tonumber(ARGV[i + 2])
+  local f, t, n = OPS[ARGV[i]], ARGV[i + 1], num(ARGV[i + 2])
   if t == '' and not BATCH_NOW_US then BATCH_NOW_US = server_now_us() end
-  local argv = {base, t}
-  for k = 1, n do argv[k + 2] = ARGV[i + 2 + k] end
+  -- One constructor: a table grown key by key is rehashed at every power of two.
+  local argv = {base, t, unpack(ARGV, i + 3, i + 2 + n)}
   i = i + 3 + n
   local ok, res = pcall(f, KEYS, argv)
   if not ok then

@@ -63,8 +63,11 @@ end
 local BATCH_NOW_US, NOWS
 
 local function begin(keys, argv)
-  B, STATS = argv[1], keys[1]
-  TUBES, CHAN = B .. ':tubes', B .. ':ready'
+  if argv[1] ~= B then
+    B = argv[1]
+    TUBES, CHAN = B .. ':tubes', B .. ':ready'
+  end
+  STATS = keys[1]
   local us
   if argv[2] ~= '' then
     us = math.floor(tonumber(argv[2]) * 1000 + 0.5)
@@ -76,8 +79,25 @@ local function begin(keys, argv)
   end
 end
 
+-- SMALL_N and SMALL_S map the integers 0..99 to their decimal strings and back, made by the
+-- first call (a library's load may not use the string library): the counts, modes and counters
+-- operations parse and format are mostly small, and Lua's tonumber (strtod, twice) and
+-- string.format cost about as much as a short command each.
+local SMALL_N, SMALL_S
+
+local function small_init()
+  SMALL_N, SMALL_S = {}, {}
+  for i = 0, 99 do
+    SMALL_S[i] = string.format('%d', i)
+    SMALL_N[SMALL_S[i]] = i
+  end
+end
+
 -- ds formats an integral number without exponent notation.
-local function ds(n) return string.format('%d', n) end
+local function ds(n) return SMALL_S[n] or string.format('%d', n) end
+
+-- num is tonumber(s) (nil for nil).
+local function num(s) return SMALL_N[s] or tonumber(s) end
 
 -- now_s is NOW as a string: formatting costs Lua about as much as a short command.
 local function now_s()
@@ -108,22 +128,34 @@ local function ksuspect(p) return B .. ':suspect:' .. p end
 -- boundary.
 --   TE     tube -> whether it exists (B:tubes), as read or as this call changed it
 --   TM     tube -> its record (tube_rec): the tube hash's fields pu, nd (strings, false:
---          absent) and wt, using, watching (numbers) once read (loaded); w the fields changed
---          since, add increments of fields never read here (total, deletes, pauses)
+--          absent; ndn nd as a number) and wt, using, watching (numbers) once read (loaded); w
+--          the fields changed since; total, deletes, pauses increments of those fields (read
+--          only by tube_stats, which flushes first), and once loaded total0, deletes0 their values
+--          as read, so that flush writes all of a loaded tube's fields with one HSET
 --   DIRTY  records with pending writes, in the order first written (flush's order)
---   SP     B:stats field -> increments pending (total, timeouts)
+--   SP     B:stats increments pending (total, timeouts)
+-- Every table here is made by one constructor with all its fields: Lua 5.1 rehashes a table
+-- at each power of two it grows through, which costs more than a short command.
 -- The tube hash's hot fields are read and written only through trec/tset/tadd (a direct
 -- redis.call would miss pending writes); readers of the other fields and of B:stats flush first
 -- (tube_stats, stats).
 local TE, TM, DIRTY, SP
 
-local function memo_reset() TE, TM, DIRTY, SP, BATCH_NOW_US = {}, {}, {}, {}, nil end
+local function memo_reset()
+  if not SMALL_S then small_init() end
+  TE, TM, DIRTY, SP, BATCH_NOW_US = {}, {}, {}, {total = 0, timeouts = 0}, nil
+end
+
+local function new_rec(t, loaded)
+  return {t = t, loaded = loaded, pu = false, nd = false, ndn = false, wt = 0, using = 0,
+    watching = 0, w = false, total = 0, deletes = 0, pauses = 0, total0 = 0, deletes0 = 0,
+    dirty = false}
+end
 
 local function tube_rec(t)
   local r = TM[t]
   if not r then
-    r = {t = t, loaded = false, pu = false, nd = false, wt = 0, using = 0, watching = 0, w = false,
-      add = false, dirty = false}
+    r = new_rec(t, false)
     TM[t] = r
   end
   return r
@@ -133,9 +165,10 @@ end
 local function trec(t)
   local r = tube_rec(t)
   if not r.loaded then
-    local h = redis.call('HMGET', ktube(t), 'pu', 'nd', 'wt', 'using', 'watching')
-    r.loaded, r.pu, r.nd = true, h[1], h[2]
-    r.wt, r.using, r.watching = tonumber(h[3] or 0), tonumber(h[4] or 0), tonumber(h[5] or 0)
+    local h = redis.call('HMGET', ktube(t), 'pu', 'nd', 'wt', 'using', 'watching', 'total', 'deletes')
+    r.loaded, r.pu, r.nd, r.ndn = true, h[1], h[2], h[2] and tonumber(h[2])
+    r.wt, r.using, r.watching = num(h[3] or '0'), num(h[4] or '0'), num(h[5] or '0')
+    r.total0, r.deletes0 = num(h[6] or '0'), num(h[7] or '0')
   end
   return r
 end
@@ -152,7 +185,8 @@ end
 local function tset(t, f, v)
   local r = trec(t)
   r[f] = v
-  if not r.w then r.w = {} end
+  if f == 'nd' then r.ndn = v and tonumber(v) end
+  if not r.w then r.w = {pu = false, nd = false, wt = false, using = false, watching = false} end
   r.w[f] = true
   mark(r)
 end
@@ -165,8 +199,7 @@ local function tadd(t, f, n)
     return
   end
   local r = tube_rec(t)
-  if not r.add then r.add = {} end
-  r.add[f] = (r.add[f] or 0) + n
+  r[f] = r[f] + n
   mark(r)
 end
 
@@ -174,47 +207,71 @@ end
 local function tdrop(t)
   redis.call('DEL', ktube(t))
   local r = tube_rec(t)
-  r.w, r.add = false, false
-  TM[t] = {t = t, loaded = true, pu = false, nd = false, wt = 0, using = 0, watching = 0,
-    w = false, add = false, dirty = false}
+  r.w, r.total, r.deletes, r.pauses = false, 0, 0, 0
+  TM[t] = new_rec(t, true)
 end
 
--- sadd adds n to field f of B:stats, written at flush.
-local function sadd(f, n) SP[f] = (SP[f] or 0) + n end
+local ADDED, STATS_ADDED = {'total', 'deletes', 'pauses'}, {'total', 'timeouts'}
+
+-- sadd adds n to field f (total, timeouts) of B:stats, written at flush.
+local function sadd(f, n) SP[f] = SP[f] + n end
 
 -- flush writes what the call left pending: per tube one HSET and one HDEL of the hot fields it
 -- changed and one HINCRBY per other field it added to; one HINCRBY per B:stats field.
 local function flush()
   for _, r in ipairs(DIRTY) do
     local k = ktube(r.t)
+    local set, del = {}, {}
+    if r.loaded then
+      -- Known values: written with the changed hot fields, one HSET instead of an HINCRBY each.
+      if r.total ~= 0 then
+        r.total0, r.total = r.total0 + r.total, 0
+        set[#set + 1] = 'total'
+        set[#set + 1] = ds(r.total0)
+      end
+      if r.deletes ~= 0 then
+        r.deletes0, r.deletes = r.deletes0 + r.deletes, 0
+        set[#set + 1] = 'deletes'
+        set[#set + 1] = ds(r.deletes0)
+      end
+    end
     if r.w then
-      local set, del = {}, {}
-      for f in pairs(r.w) do
+      for f, changed in pairs(r.w) do
         local v = r[f]
         if type(v) == 'number' then v = ds(v) end
-        if v then
+        if not changed then
+        elseif v then
           set[#set + 1] = f
           set[#set + 1] = v
         else
           del[#del + 1] = f
         end
       end
-      if #set > 0 then redis.call('HSET', k, unpack(set)) end
-      if #del > 0 then redis.call('HDEL', k, unpack(del)) end
     end
-    if r.add then
-      for f, n in pairs(r.add) do redis.call('HINCRBY', k, f, ds(n)) end
+    if #set > 0 then redis.call('HSET', k, unpack(set)) end
+    if #del > 0 then redis.call('HDEL', k, unpack(del)) end
+    for _, f in ipairs(ADDED) do
+      if r[f] ~= 0 then redis.call('HINCRBY', k, f, ds(r[f])) end
     end
-    r.w, r.add, r.dirty = false, false, false
+    r.w, r.total, r.deletes, r.pauses, r.dirty = false, 0, 0, 0, false
   end
-  for f, n in pairs(SP) do redis.call('HINCRBY', STATS, f, ds(n)) end
-  DIRTY, SP = {}, {}
+  for _, f in ipairs(STATS_ADDED) do
+    if SP[f] ~= 0 then redis.call('HINCRBY', STATS, f, ds(SP[f])) end
+  end
+  DIRTY, SP = {}, {total = 0, timeouts = 0}
 end
 
 local function tube_exists(t)
   local e = TE[t]
   if e == nil then
-    e = redis.call('ZSCORE', TUBES, t) ~= false
+    local r = TM[t]
+    -- A tube's hash counts its users and watchers, and gc drops a tube with its hash and only
+    -- when neither is left: a tube either counts exists, without asking B:tubes.
+    if r and r.loaded and (r.using > 0 or r.watching > 0) then
+      e = true
+    else
+      e = redis.call('ZSCORE', TUBES, t) ~= false
+    end
     TE[t] = e
   end
   return e
@@ -229,10 +286,12 @@ local function notify(t)
 end
 
 -- due_added keeps tube t's nd (see tick) a lower bound after a job entered its delayed or
--- reserved set at score (ms, a string). An absent nd stays absent (tick then looks at the sets).
-local function due_added(t, score)
-  local nd = trec(t).nd
-  if nd and (nd == 'n' or tonumber(score) < tonumber(nd)) then
+-- reserved set at score (ms, a string; n: the same as a number, if the caller has it). An absent
+-- nd stays absent (tick then looks at the sets).
+local function due_added(t, score, n)
+  local r = trec(t)
+  local nd = r.nd
+  if nd and (nd == 'n' or (n or tonumber(score)) < r.ndn) then
     tset(t, 'nd', score)
   end
 end
@@ -420,7 +479,7 @@ local function tick(t, quiet)
   local woke = false
   local h = trec(t)
   local pu, nd = h.pu, h.nd
-  if nd and (nd == 'n' or tonumber(nd) > NOW) then
+  if nd and (nd == 'n' or h.ndn > NOW) then
     return tick_pause(t, quiet, pu, woke, nd)
   end
   local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', now_s(), 'WITHSCORES')
@@ -485,13 +544,14 @@ local function reserve_for(t, m, s, from_ready)
   local q = reservation_seq(s)
   local jk = kjob(m)
   local f = redis.call('HMGET', jk, 'ttr', 'p', 'b', 'nres', 'r')
-  local deadline = ds(NOW + tonumber(f[1]))
+  local dn = NOW + tonumber(f[1])
+  local deadline = ds(dn)
   redis.call('ZADD', kreserved(t), deadline, m)
-  due_added(t, deadline)
+  due_added(t, deadline, dn)
   redis.call('ZADD', ksres(s), deadline, m)
   -- rq numbers the reservation: a closing session returns its jobs in that order (end_session).
   redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres',
-    ds(tonumber(f[4] or 0) + 1), 'rq', ds(q))
+    ds(num(f[4] or '0') + 1), 'rq', ds(q))
   local ready_for = -1
   if from_ready and f[5] then ready_for = math.max(0, NOW - tonumber(f[5])) end
   return {m, t, f[2], f[3], ready_for}

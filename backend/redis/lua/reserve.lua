@@ -21,15 +21,16 @@
 --                                              now = the call's time in microseconds;
 --                                              soon = when this session's margin starts (ms;
 --                                              the answer changes for this reserve only), or -1
-local s, margin, mode = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local s, margin, mode = ARGV[3], num(ARGV[4]), num(ARGV[5])
 local FIRST = 6
 if mode % 2 == 1 then unwait(s) end
 
-local best, bestpri, besti
+local best, bestpri, besti -- bestpri: the best job's priority as ZRANGE gave it (a string)
 local tops = 0 -- ready jobs seen: each tube's first two
-local pauses = {} -- by ARGV index: when the tube's pause ends, or false
-local woke = {} -- by ARGV index: tick made a job of the tube reservable
-local ready = {} -- by ARGV index: the tube's ready jobs seen (at most two)
+-- By ARGV index, made with the first tube's slot (a table's growth costs a rehash):
+local pauses = {[FIRST] = false} -- when the tube's pause ends, or false
+local woke = {[FIRST] = false} -- tick made a job of the tube reservable
+local ready = {[FIRST] = 0} -- the tube's ready jobs seen (at most two)
 for i = FIRST, #ARGV do
   local t = ARGV[i]
   local paused, pu
@@ -41,10 +42,12 @@ for i = FIRST, #ARGV do
     ready[i] = #top / 2
     tops = tops + ready[i]
     if top[1] then
-      local pri = tonumber(top[2])
-      if not best or pri < bestpri or (pri == bestpri and top[1] < best) then
-        best, bestpri, besti = top[1], pri, i
+      local better = not best
+      if not better then
+        local pri, bp = tonumber(top[2]), tonumber(bestpri)
+        better = pri < bp or (pri == bp and top[1] < best)
       end
+      if better then best, bestpri, besti = top[1], top[2], i end
     end
   end
 end
