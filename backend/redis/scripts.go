@@ -89,16 +89,29 @@ type scripts struct {
 func loadScripts() *scripts {
 	var body strings.Builder
 	body.WriteString(mustRead("lib"))
+	// register names each function <library>_<op>. A lone call is a top-level call of its own:
+	// it starts with a fresh memo and writes back what it left pending (lib.lua), also when it
+	// raises an error (whose writes until then stay, as any script's).
+	body.WriteString(`
+local function register(op, f)
+  OPS[op] = f
+  redis.register_function(LIB .. '_' .. op, function(KEYS, ARGV)
+    memo_reset()
+    local ok, res = pcall(f, KEYS, ARGV)
+    flush()
+    if not ok then error(res, 0) end
+    return res
+  end)
+end
+`)
 	for _, op := range ops {
 		fmt.Fprintf(&body, "\nregister('%s', function(KEYS, ARGV)\nbegin(KEYS, ARGV)\n%s\nend)\n", op, mustRead(string(op)))
 	}
 	fmt.Fprintf(&body, "\nredis.register_function(LIB .. '_batch', function(KEYS, ARGV)\n%s\nend)\n", mustRead("batch"))
 	sum := sha1.Sum([]byte(body.String()))
 	lib := "beangate_" + hex.EncodeToString(sum[:6])
-	// register names each function <library>_<op>.
 	code := "#!lua name=" + lib + "\n" +
 		"local LIB, OPS = '" + lib + "', {}\n" +
-		"local function register(op, f) OPS[op] = f; redis.register_function(LIB .. '_' .. op, f) end\n" +
 		body.String()
 	fns := make(map[op]string, len(ops))
 	for _, op := range ops {

@@ -1,7 +1,7 @@
 -- batch: run many operations in one call, in order, each exactly as if it had been called
 -- alone: the gateway sends the calls of all its connections that queued up meanwhile as one
 -- batch, which costs Redis one command instead of one per operation. Operations given no time
--- share one read of the server's clock.
+-- share one read of the server's clock (BATCH_NOW_US, which begin takes).
 -- KEYS[1] = <base>:stats, as for every operation
 -- ARGV[1] = <base>
 -- ARGV[2..] = per operation: its name (lua/<name>.lua), its now (ms, or '' for the server's
@@ -10,16 +10,16 @@
 --         for false or nothing, which a client reads as nil), or an error reply if the
 --         operation raised an error (its writes until then stay, as with a failing FCALL; the
 --         operations after it still run)
-local base, out, now = ARGV[1], {}, nil
+-- One memo for the whole batch (see memo_reset in lib.lua): its operations share their reads of
+-- the tube hashes and B:stats, and their writes to them are made once, at the end.
+memo_reset()
+local base, out = ARGV[1], {}
 local i = 2
 while i <= #ARGV do
-  local f, t, n = OPS[ARGV[i]], ARGV[i + 1], tonumber(ARGV[i + 2])
-  if t == '' then
-    now = now or string.format('%.3f', server_now_us() / 1000)
-    t = now
-  end
-  local argv = {base, t}
-  for k = 1, n do argv[k + 2] = ARGV[i + 2 + k] end
+  local f, t, n = OPS[ARGV[i]], ARGV[i + 1], num(ARGV[i + 2])
+  if t == '' and not BATCH_NOW_US then BATCH_NOW_US = server_now_us() end
+  -- One constructor: a table grown key by key is rehashed at every power of two.
+  local argv = {base, t, unpack(ARGV, i + 3, i + 2 + n)}
   i = i + 3 + n
   local ok, res = pcall(f, KEYS, argv)
   if not ok then
@@ -31,4 +31,6 @@ while i <= #ARGV do
   end
   out[#out + 1] = res
 end
+flush()
+BATCH_NOW_US = nil
 return out

@@ -7,7 +7,7 @@ local s, m, pri = ARGV[3], ARGV[4], ARGV[5]
 local t = reserved_by(m, s)
 if not t then return 0 end
 unlink(t, m, 'reserved', s)
-redis.call('ZADD', kburied(t), redis.call('HINCRBY', STATS, 'buryseq', 1), m)
-redis.call('HSET', kjob(m), 's', 'buried', 'p', pri, 'o', '', 'a', 0)
-redis.call('HINCRBY', kjob(m), 'nbur', 1)
+redis.call('ZADD', kburied(t), redis.call('HINCRBY', STATS, 'buryseq', '1'), m)
+redis.call('HSET', kjob(m), 's', 'buried', 'p', pri, 'o', '', 'a', '0')
+redis.call('HINCRBY', kjob(m), 'nbur', '1')
 return 1

@@ -8,6 +8,6 @@ if not f or (f[2] == 'reserved' and f[3] ~= s) then return 0 end
 local t = f[1]
 unlink(t, m, f[2], f[3])
 redis.call('DEL', kjob(m))
-redis.call('HINCRBY', ktube(t), 'deletes', 1)
+tadd(t, 'deletes', 1)
 gc(t)
 return 1

@@ -15,6 +15,6 @@ redis.call('ZREM', k, unpack(ms))
 local keys = {}
 for i, m in ipairs(ms) do keys[i] = kjob(m) end
 redis.call('DEL', unpack(keys))
-redis.call('HINCRBY', ktube(t), 'deletes', #ms)
+tadd(t, 'deletes', #ms)
 gc(t)
 return #ms

@@ -5,7 +5,7 @@
 -- returns 1
 local s, t = ARGV[3], ARGV[4]
 if redis.call('SREM', kwatch(s), t) == 1 then
-  redis.call('HINCRBY', ktube(t), 'watching', -1)
+  tadd(t, 'watching', -1)
   gc(t)
 end
 return 1

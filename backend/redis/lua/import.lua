@@ -51,7 +51,7 @@ for i = 4, #ARGV, 15 do
     if st == 'delayed' then
       to_delayed(t, m, due)
     elseif st == 'buried' then
-      redis.call('ZADD', kburied(t), redis.call('HINCRBY', STATS, 'buryseq', 1), m)
+      redis.call('ZADD', kburied(t), redis.call('HINCRBY', STATS, 'buryseq', '1'), m)
     else
       redis.call('ZADD', kready(t), pri, m)
       woken[t] = true
@@ -62,7 +62,7 @@ for i = 4, #ARGV, 15 do
   end
 end
 redis.call('SET', IDS, ds(top))
-for t, n in pairs(added) do redis.call('HINCRBY', ktube(t), 'total', n) end
-if total > 0 then redis.call('HINCRBY', STATS, 'total', total) end
+for t, n in pairs(added) do tadd(t, 'total', n) end
+if total > 0 then sadd('total', total) end
 for t in pairs(woken) do notify(t) end
 return out

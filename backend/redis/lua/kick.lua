@@ -19,7 +19,7 @@ local ms = redis.call('ZRANGE', from, 0, stop)
 for _, m in ipairs(ms) do
   redis.call('ZREM', from, m)
   to_ready(t, m, redis.call('HGET', kjob(m), 'p'))
-  redis.call('HINCRBY', kjob(m), 'nkick', 1)
+  redis.call('HINCRBY', kjob(m), 'nkick', '1')
 end
 if #ms > 0 then notify(t) end
 local out = {#ms}

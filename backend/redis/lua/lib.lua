@@ -17,7 +17,8 @@
 -- scores order by id, and they name the job hashes.
 --
 -- Key layout (B = <base>):
---   B:stats                    hash: total (jobs put), timeouts, buryseq
+--   B:stats                    hash: total (jobs put), timeouts, buryseq (rseq: written by
+--                              versions before issue 19, unused since)
 --   B:ids                      INCR job id sequence, raised to the floor gateways pass (raise_ids)
 --   B:tubes                    zset tube -> slot (list-tubes order, as beanstalkd's array)
 --   B:t:<tube>                 hash: total, deletes, pauses, using, watching, pd (pause ms), pu (pause
@@ -33,7 +34,8 @@
 --                              reports how long it was ready); o owner session and the
 --                              counters nres ntim nrel nbur nkick are absent until set
 --   B:s:<session>              hash: use; wt the tubes its waiting reserve counts in, \n-joined;
---                              p its process, if the session was registered again (known)
+--                              p its process, if the session was registered again (known);
+--                              rq the session's reservations so far (reservation_seq)
 --   B:s:<session>:w            set of watched tubes
 --   B:s:<session>:r            zset id -> deadline of the session's reservations
 --   B:procs                    set of gateway processes with sessions
@@ -56,19 +58,53 @@ local function server_now_us()
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
+-- BATCH_NOW_US is the time batch.lua read for operations given none, in its call (nil outside);
+-- NOWS is NOW as a string (ds), made on first use (now_s).
+local BATCH_NOW_US, NOWS
+
 local function begin(keys, argv)
-  B, STATS = argv[1], keys[1]
-  TUBES, CHAN = B .. ':tubes', B .. ':ready'
-  if argv[2] ~= '' then
-    NOW_US = math.floor(tonumber(argv[2]) * 1000 + 0.5)
-  else
-    NOW_US = server_now_us()
+  if argv[1] ~= B then
+    B = argv[1]
+    TUBES, CHAN = B .. ':tubes', B .. ':ready'
   end
-  NOW = math.floor(NOW_US / 1000)
+  STATS = keys[1]
+  local us
+  if argv[2] ~= '' then
+    us = math.floor(tonumber(argv[2]) * 1000 + 0.5)
+  else
+    us = BATCH_NOW_US or server_now_us()
+  end
+  if us ~= NOW_US then
+    NOW_US, NOW, NOWS = us, math.floor(us / 1000), nil
+  end
+end
+
+-- SMALL_N and SMALL_S map the integers 0..99 to their decimal strings and back, made by the
+-- first call (a library's load may not use the string library): the counts, modes and counters
+-- operations parse and format are mostly small, and Lua's tonumber (strtod, twice) and
+-- string.format cost about as much as a short command each.
+local SMALL_N, SMALL_S
+
+local function small_init()
+  SMALL_N, SMALL_S = {}, {}
+  for i = 0, 99 do
+    SMALL_S[i] = string.format('%d', i)
+    SMALL_N[SMALL_S[i]] = i
+  end
 end
 
 -- ds formats an integral number without exponent notation.
-local function ds(n) return string.format('%d', n) end
+local function ds(n) return SMALL_S[n] or string.format('%d', n) end
+
+-- num is tonumber(s) (nil for nil).
+local function num(s) return SMALL_N[s] or tonumber(s) end
+
+-- now_s is NOW as a string: formatting costs Lua about as much as a short command.
+local function now_s()
+  if not NOWS then NOWS = ds(NOW) end
+  return NOWS
+end
+
 
 local function ktube(t) return B .. ':t:' .. t end
 local function kready(t) return B .. ':t:' .. t .. ':ready' end
@@ -83,24 +119,180 @@ local function kproc(p) return B .. ':p:' .. p end
 local function klease(p) return B .. ':lease:' .. p end
 local function ksuspect(p) return B .. ':suspect:' .. p end
 
-local function tube_exists(t) return redis.call('ZSCORE', TUBES, t) ~= false end
+-- The call's memo (issue 19: a redis.call costs Redis ~0.55 µs beyond its command, each element
+-- of its reply more, and Lua's own string, number and table work about as much again, so what a
+-- call needs of a tube's hash is read once per top-level call, not once per operation of a
+-- batch, and its counters are written once). Each top-level call starts with memo_reset and
+-- ends with flush (batch.lua, and the wrapper of each operation's own function, see
+-- scripts.go); the upvalues persist between calls, so nothing may be trusted across that
+-- boundary.
+--   TE     tube -> whether it exists (B:tubes), as read or as this call changed it
+--   TM     tube -> its record (tube_rec): the tube hash's fields pu, nd (strings, false:
+--          absent; ndn nd as a number) and wt, using, watching (numbers) once read (loaded); w
+--          the fields changed since; total, deletes, pauses increments of those fields (read
+--          only by tube_stats, which flushes first), and once loaded total0, deletes0 their values
+--          as read, so that flush writes all of a loaded tube's fields with one HSET
+--   DIRTY  records with pending writes, in the order first written (flush's order)
+--   SP     B:stats increments pending (total, timeouts)
+-- Every table here is made by one constructor with all its fields: Lua 5.1 rehashes a table
+-- at each power of two it grows through, which costs more than a short command.
+-- The tube hash's hot fields are read and written only through trec/tset/tadd (a direct
+-- redis.call would miss pending writes); readers of the other fields and of B:stats flush first
+-- (tube_stats, stats).
+local TE, TM, DIRTY, SP
+
+local function memo_reset()
+  if not SMALL_S then small_init() end
+  TE, TM, DIRTY, SP, BATCH_NOW_US = {}, {}, {}, {total = 0, timeouts = 0}, nil
+end
+
+local function new_rec(t, loaded)
+  return {t = t, loaded = loaded, pu = false, nd = false, ndn = false, wt = 0, using = 0,
+    watching = 0, w = false, total = 0, deletes = 0, pauses = 0, total0 = 0, deletes0 = 0,
+    dirty = false}
+end
+
+local function tube_rec(t)
+  local r = TM[t]
+  if not r then
+    r = new_rec(t, false)
+    TM[t] = r
+  end
+  return r
+end
+
+-- trec returns tube t's record with its hot fields read (one HMGET the first time).
+local function trec(t)
+  local r = tube_rec(t)
+  if not r.loaded then
+    local h = redis.call('HMGET', ktube(t), 'pu', 'nd', 'wt', 'using', 'watching', 'total', 'deletes')
+    r.loaded, r.pu, r.nd, r.ndn = true, h[1], h[2], h[2] and tonumber(h[2])
+    r.wt, r.using, r.watching = num(h[3] or '0'), num(h[4] or '0'), num(h[5] or '0')
+    r.total0, r.deletes0 = num(h[6] or '0'), num(h[7] or '0')
+  end
+  return r
+end
+
+local function mark(r)
+  if not r.dirty then
+    r.dirty = true
+    DIRTY[#DIRTY + 1] = r
+  end
+end
+
+-- tset sets hot field f of tube t to v (pu, nd: a string or false for absent; the counters a
+-- number).
+local function tset(t, f, v)
+  local r = trec(t)
+  r[f] = v
+  if f == 'nd' then r.ndn = v and tonumber(v) end
+  if not r.w then r.w = {pu = false, nd = false, wt = false, using = false, watching = false} end
+  r.w[f] = true
+  mark(r)
+end
+
+-- tadd adds n to field f of tube t: a hot counter as tset does, another (total, deletes,
+-- pauses) without reading it.
+local function tadd(t, f, n)
+  if f == 'wt' or f == 'using' or f == 'watching' then
+    tset(t, f, trec(t)[f] + n)
+    return
+  end
+  local r = tube_rec(t)
+  r[f] = r[f] + n
+  mark(r)
+end
+
+-- tdrop deletes tube t's hash, with whatever was pending for it.
+local function tdrop(t)
+  redis.call('DEL', ktube(t))
+  local r = tube_rec(t)
+  r.w, r.total, r.deletes, r.pauses = false, 0, 0, 0
+  TM[t] = new_rec(t, true)
+end
+
+local ADDED, STATS_ADDED = {'total', 'deletes', 'pauses'}, {'total', 'timeouts'}
+
+-- sadd adds n to field f (total, timeouts) of B:stats, written at flush.
+local function sadd(f, n) SP[f] = SP[f] + n end
+
+-- flush writes what the call left pending: per tube one HSET and one HDEL of the hot fields it
+-- changed and one HINCRBY per other field it added to; one HINCRBY per B:stats field.
+local function flush()
+  for _, r in ipairs(DIRTY) do
+    local k = ktube(r.t)
+    local set, del = {}, {}
+    if r.loaded then
+      -- Known values: written with the changed hot fields, one HSET instead of an HINCRBY each.
+      if r.total ~= 0 then
+        r.total0, r.total = r.total0 + r.total, 0
+        set[#set + 1] = 'total'
+        set[#set + 1] = ds(r.total0)
+      end
+      if r.deletes ~= 0 then
+        r.deletes0, r.deletes = r.deletes0 + r.deletes, 0
+        set[#set + 1] = 'deletes'
+        set[#set + 1] = ds(r.deletes0)
+      end
+    end
+    if r.w then
+      for f, changed in pairs(r.w) do
+        local v = r[f]
+        if type(v) == 'number' then v = ds(v) end
+        if not changed then
+        elseif v then
+          set[#set + 1] = f
+          set[#set + 1] = v
+        else
+          del[#del + 1] = f
+        end
+      end
+    end
+    if #set > 0 then redis.call('HSET', k, unpack(set)) end
+    if #del > 0 then redis.call('HDEL', k, unpack(del)) end
+    for _, f in ipairs(ADDED) do
+      if r[f] ~= 0 then redis.call('HINCRBY', k, f, ds(r[f])) end
+    end
+    r.w, r.total, r.deletes, r.pauses, r.dirty = false, 0, 0, 0, false
+  end
+  for _, f in ipairs(STATS_ADDED) do
+    if SP[f] ~= 0 then redis.call('HINCRBY', STATS, f, ds(SP[f])) end
+  end
+  DIRTY, SP = {}, {total = 0, timeouts = 0}
+end
+
+local function tube_exists(t)
+  local e = TE[t]
+  if e == nil then
+    local r = TM[t]
+    -- A tube's hash counts its users and watchers, and gc drops a tube with its hash and only
+    -- when neither is left: a tube either counts exists, without asking B:tubes.
+    if r and r.loaded and (r.using > 0 or r.watching > 0) then
+      e = true
+    else
+      e = redis.call('ZSCORE', TUBES, t) ~= false
+    end
+    TE[t] = e
+  end
+  return e
+end
 
 -- notify publishes tube t, whose job may have become reservable, if a reserve waits on it. A
 -- waiting reserve counts itself in each watched tube's wt (wait, in the reserve script) until
 -- its next try or its session's end (unwait); a count left behind by a failed call only costs
 -- needless publishes. Correctness never depends on a publish: waiters also poll.
 local function notify(t)
-  local n = redis.call('HGET', ktube(t), 'wt')
-  if n and tonumber(n) > 0 then redis.call('PUBLISH', CHAN, t) end
+  if trec(t).wt > 0 then redis.call('PUBLISH', CHAN, t) end
 end
 
 -- due_added keeps tube t's nd (see tick) a lower bound after a job entered its delayed or
--- reserved set at score (ms): nd is the field as the caller read it in this call, or nil to read
--- it here. An absent nd stays absent (tick then looks at the sets).
-local function due_added(t, score, nd)
-  if nd == nil then nd = redis.call('HGET', ktube(t), 'nd') end
-  if nd and (nd == 'n' or tonumber(score) < tonumber(nd)) then
-    redis.call('HSET', ktube(t), 'nd', score)
+-- reserved set at score (ms, a string; n: the same as a number, if the caller has it). An absent
+-- nd stays absent (tick then looks at the sets).
+local function due_added(t, score, n)
+  local r = trec(t)
+  local nd = r.nd
+  if nd and (nd == 'n' or (n or tonumber(score)) < r.ndn) then
+    tset(t, 'nd', score)
   end
 end
 
@@ -119,9 +311,7 @@ local function unwait(s)
   if not wt then return end
   for t in string.gmatch(wt, '[^\n]+') do
     -- A stale count (see above) may name a tube dropped since, or recreated with a fresh count.
-    if tube_exists(t) and redis.call('HINCRBY', ktube(t), 'wt', -1) < 0 then
-      redis.call('HSET', ktube(t), 'wt', 0)
-    end
+    if tube_exists(t) then tset(t, 'wt', math.max(0, trec(t).wt - 1)) end
   end
   redis.call('HDEL', ksess(s), 'wt')
 end
@@ -131,6 +321,7 @@ end
 local function ensure_tube(t)
   if not tube_exists(t) then
     redis.call('ZADD', TUBES, redis.call('ZCARD', TUBES), t)
+    TE[t] = true
   end
 end
 
@@ -138,6 +329,7 @@ local function drop_tube(t)
   local slot = redis.call('ZSCORE', TUBES, t)
   local last = redis.call('ZRANGE', TUBES, -1, -1)[1]
   redis.call('ZREM', TUBES, t)
+  TE[t] = false
   if last ~= t then redis.call('ZADD', TUBES, slot, last) end
 end
 
@@ -149,10 +341,10 @@ end
 -- gc deletes tube t (and its counters and pause) when no job and no session refers to it.
 local function gc(t)
   if t == 'default' then return end
-  local refs = redis.call('HMGET', ktube(t), 'using', 'watching')
-  if tonumber(refs[1] or 0) > 0 or tonumber(refs[2] or 0) > 0 then return end
+  local h = trec(t)
+  if h.using > 0 or h.watching > 0 then return end
   if tube_jobs(t) > 0 or not tube_exists(t) then return end
-  redis.call('DEL', ktube(t))
+  tdrop(t)
   drop_tube(t)
 end
 
@@ -171,12 +363,28 @@ local function proc_of(s) return string.match(s, '^(.*)%.') or s end
 -- known registers session s under its process again if the store has forgotten it, so that the
 -- reaper ends it (returning its reservations, dropping its tube references) if that process
 -- dies. One EXISTS when the session is known.
-local function known(s)
-  if redis.call('EXISTS', ksess(s)) == 1 then return end
+local function register_again(s)
   local proc = proc_of(s)
   redis.call('SADD', B .. ':procs', proc)
   redis.call('SADD', kproc(proc), s)
   redis.call('HSET', ksess(s), 'p', proc)
+end
+
+local function known(s)
+  if redis.call('EXISTS', ksess(s)) == 1 then return end
+  register_again(s)
+end
+
+-- reservation_seq numbers session s's next reservation (end_session returns a session's jobs in
+-- that order) and does what known does, in one command while s is known: the session's hash
+-- always holds use or p besides rq, so a hash that holds rq alone was just created by this
+-- HINCRBY, the store having forgotten s. (Versions before issue 19 numbered reservations
+-- namespace-wide, B:stats rseq: any two of a session's reservations were numbered by the same
+-- scheme, as a session lives in one gateway process, which runs one version.)
+local function reservation_seq(s)
+  local q = redis.call('HINCRBY', ksess(s), 'rq', '1')
+  if q == 1 and redis.call('HLEN', ksess(s)) == 1 then register_again(s) end
+  return q
 end
 
 -- uses makes tube t, which exists, session s's used tube; the previous one loses the reference.
@@ -185,9 +393,9 @@ local function uses(s, t)
   if old == t then return end
   if not old then known(s) end
   redis.call('HSET', ksess(s), 'use', t)
-  redis.call('HINCRBY', ktube(t), 'using', 1)
+  tadd(t, 'using', 1)
   if old then
-    redis.call('HINCRBY', ktube(old), 'using', -1)
+    tadd(old, 'using', -1)
     gc(old)
   end
 end
@@ -196,7 +404,7 @@ end
 local function watches(s, t)
   if redis.call('SADD', kwatch(s), t) == 1 then
     ensure_tube(t)
-    redis.call('HINCRBY', ktube(t), 'watching', 1)
+    tadd(t, 'watching', 1)
   end
 end
 
@@ -210,7 +418,7 @@ local function wait(s, tubes)
   unwait(s)
   for _, t in ipairs(tubes) do
     watches(s, t)
-    redis.call('HINCRBY', ktube(t), 'wt', 1)
+    tadd(t, 'wt', 1)
   end
   redis.call('HSET', ksess(s), 'wt', table.concat(tubes, '\n'))
 end
@@ -227,7 +435,7 @@ end
 -- became ready.
 local function to_ready(t, m, pri, at)
   redis.call('ZADD', kready(t), pri, m)
-  redis.call('HSET', kjob(m), 's', 'ready', 'o', '', 'a', 0, 'r', at or ds(NOW))
+  redis.call('HSET', kjob(m), 's', 'ready', 'o', '', 'a', '0', 'r', at or now_s())
 end
 
 -- tick_pause is the end of tick: an ended pause (pu, as read) is cleared, t notified if woke.
@@ -235,7 +443,8 @@ local function tick_pause(t, quiet, pu, woke, nd)
   local paused = false
   if pu then
     if tonumber(pu) <= NOW then
-      redis.call('HDEL', ktube(t), 'pu', 'pd')
+      tset(t, 'pu', false)
+      redis.call('HDEL', ktube(t), 'pd')
       woke, pu = true, false
     else
       paused = true
@@ -249,11 +458,11 @@ end
 -- and returns it; false, storing nothing, for a tube that does not exist (whose hash gc would
 -- never delete).
 local function next_due(t)
-  local d = redis.call('ZRANGE', kdelayed(t), 0, 0, 'WITHSCORES')[2]
-  local r = redis.call('ZRANGE', kreserved(t), 0, 0, 'WITHSCORES')[2]
+  local d = redis.call('ZRANGE', kdelayed(t), '0', '0', 'WITHSCORES')[2]
+  local r = redis.call('ZRANGE', kreserved(t), '0', '0', 'WITHSCORES')[2]
   if r and (not d or tonumber(r) < tonumber(d)) then d = r end
   if not tube_exists(t) then return false end
-  redis.call('HSET', ktube(t), 'nd', d or 'n')
+  tset(t, 'nd', d or 'n')
   return d or 'n'
 end
 
@@ -268,30 +477,30 @@ end
 -- the hash (issue 19: commands per job are what a job costs Redis).
 local function tick(t, quiet)
   local woke = false
-  local h = redis.call('HMGET', ktube(t), 'pu', 'nd')
-  local pu, nd = h[1], h[2]
-  if nd and (nd == 'n' or tonumber(nd) > NOW) then
+  local h = trec(t)
+  local pu, nd = h.pu, h.nd
+  if nd and (nd == 'n' or h.ndn > NOW) then
     return tick_pause(t, quiet, pu, woke, nd)
   end
-  local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW), 'WITHSCORES')
+  local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', now_s(), 'WITHSCORES')
   for i = 1, #due, 2 do
     to_ready(t, due[i], redis.call('HGET', kjob(due[i]), 'p'), due[i + 1])
   end
   if #due > 0 then
-    redis.call('ZREMRANGEBYSCORE', kdelayed(t), '-inf', ds(NOW))
+    redis.call('ZREMRANGEBYSCORE', kdelayed(t), '-inf', now_s())
     woke = true
   end
-  local expired = redis.call('ZRANGEBYSCORE', kreserved(t), '-inf', ds(NOW), 'WITHSCORES')
+  local expired = redis.call('ZRANGEBYSCORE', kreserved(t), '-inf', now_s(), 'WITHSCORES')
   for i = 1, #expired, 2 do
     local m = expired[i]
     local f = redis.call('HMGET', kjob(m), 'p', 'o')
     if f[2] and f[2] ~= '' then redis.call('ZREM', ksres(f[2]), m) end
     to_ready(t, m, f[1], expired[i + 1])
-    redis.call('HINCRBY', kjob(m), 'ntim', 1)
-    redis.call('HINCRBY', STATS, 'timeouts', 1)
+    redis.call('HINCRBY', kjob(m), 'ntim', '1')
+    sadd('timeouts', 1)
   end
   if #expired > 0 then
-    redis.call('ZREMRANGEBYSCORE', kreserved(t), '-inf', ds(NOW))
+    redis.call('ZREMRANGEBYSCORE', kreserved(t), '-inf', now_s())
     woke = true
   end
   return tick_pause(t, quiet, pu, woke, next_due(t))
@@ -328,21 +537,21 @@ local function unlink(t, m, st, o)
   end
 end
 
--- reserve_for makes job m of tube t (already unlinked) reserved by session s (nd: t's nd if the
--- caller has it from a tick in this call, see due_added); returns the job
+-- reserve_for makes job m of tube t (already unlinked) reserved by session s; returns the job
 -- {id, tube, priority, body, ready for (ms; -1: not taken from ready, or not known)}.
--- (known: s is findable from its process, so that the reaper can return the job.)
-local function reserve_for(t, m, s, from_ready, nd)
-  known(s)
+-- (reservation_seq: s is findable from its process, so that the reaper can return the job.)
+local function reserve_for(t, m, s, from_ready)
+  local q = reservation_seq(s)
   local jk = kjob(m)
   local f = redis.call('HMGET', jk, 'ttr', 'p', 'b', 'nres', 'r')
-  local deadline = ds(NOW + tonumber(f[1]))
+  local dn = NOW + tonumber(f[1])
+  local deadline = ds(dn)
   redis.call('ZADD', kreserved(t), deadline, m)
-  due_added(t, deadline, nd)
+  due_added(t, deadline, dn)
   redis.call('ZADD', ksres(s), deadline, m)
   -- rq numbers the reservation: a closing session returns its jobs in that order (end_session).
-  redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres', tonumber(f[4] or 0) + 1,
-    'rq', redis.call('HINCRBY', STATS, 'rseq', 1))
+  redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres',
+    ds(num(f[4] or '0') + 1), 'rq', ds(q))
   local ready_for = -1
   if from_ready and f[5] then ready_for = math.max(0, NOW - tonumber(f[5])) end
   return {m, t, f[2], f[3], ready_for}
@@ -369,7 +578,7 @@ local function end_session(s, proc)
     redis.call('ZREM', kreserved(h.t), h.m)
     to_ready(h.t, h.m, redis.call('HGET', kjob(h.m), 'p'))
     notify(h.t)
-    local pu = redis.call('HGET', ktube(h.t), 'pu')
+    local pu = trec(h.t).pu
     back[#back + 1] = h.m
     back[#back + 1] = h.t
     back[#back + 1] = (pu and tonumber(pu) > NOW) and 1 or 0
@@ -378,11 +587,11 @@ local function end_session(s, proc)
   unwait(s)
   local u = redis.call('HGET', ksess(s), 'use')
   if u then
-    redis.call('HINCRBY', ktube(u), 'using', -1)
+    tadd(u, 'using', -1)
     gc(u)
   end
   for _, w in ipairs(redis.call('SMEMBERS', kwatch(s))) do
-    redis.call('HINCRBY', ktube(w), 'watching', -1)
+    tadd(w, 'watching', -1)
     gc(w)
   end
   redis.call('DEL', ksess(s), kwatch(s))

@@ -22,7 +22,7 @@ for i = 1, #ms, 2 do
   if st == 'delayed' then
     to_delayed(to, m, score)
   elseif st == 'buried' then
-    redis.call('ZADD', dst, redis.call('HINCRBY', STATS, 'buryseq', 1), m)
+    redis.call('ZADD', dst, redis.call('HINCRBY', STATS, 'buryseq', '1'), m)
   else
     redis.call('ZADD', dst, score, m)
   end

@@ -7,13 +7,15 @@ local t, d = ARGV[3], tonumber(ARGV[4])
 if not tube_exists(t) then return 0 end
 tick(t)
 if d > 0 then
-  local ends = redis.call('HGET', ktube(t), 'pu') -- the pause this one replaces, if any
-  redis.call('HSET', ktube(t), 'pd', ARGV[4], 'pu', ds(NOW + d))
+  local ends = trec(t).pu -- the pause this one replaces, if any
+  redis.call('HSET', ktube(t), 'pd', ARGV[4])
+  tset(t, 'pu', ds(NOW + d))
   -- Waiting reserves were told when that pause ends; if this one ends sooner, tell them.
   if ends and tonumber(ends) > NOW + d then notify(t) end
 else
-  redis.call('HDEL', ktube(t), 'pd', 'pu')
+  redis.call('HDEL', ktube(t), 'pd')
+  tset(t, 'pu', false)
   notify(t)
 end
-redis.call('HINCRBY', ktube(t), 'pauses', 1)
+tadd(t, 'pauses', 1)
 return 1

@@ -4,7 +4,8 @@
 -- ARGV[8] = floor: the highest job id the calling gateway has handed out (see raise_ids),
 -- ARGV[9] = the putting session, whose used tube tube is, or '' (a put outside any session)
 -- returns the new job id (integer, from the namespace-wide INCR sequence, above floor)
-local t, pri, delay, floor, s = ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[8]), ARGV[9]
+local t, pri, delay, floor, s = ARGV[3], ARGV[4], num(ARGV[5]), num(ARGV[8]), ARGV[9]
+trec(t) -- read now: it tells ensure_tube that t exists, and notify who waits
 ensure_tube(t)
 -- A session the store forgot (see known in lib.lua) gets its used tube back.
 if s ~= '' and redis.call('HEXISTS', ksess(s), 'use') == 0 then uses(s, t) end
@@ -19,13 +20,13 @@ if delay > 0 then st, due = 'delayed', ds(NOW + delay) end
 -- Counters (nres, ntim, nrel, nbur, nkick) and the owner start absent, read as 0 / none; r (ready
 -- since) is rewritten when a delayed job becomes ready.
 redis.call('HSET', kjob(m), 'b', ARGV[7], 't', t, 'p', pri, 'ttr', ARGV[6], 'd', ARGV[5],
-  'c', ds(NOW), 's', st, 'a', due, 'r', ds(NOW))
+  'c', now_s(), 's', st, 'a', due, 'r', now_s())
 if delay > 0 then
   to_delayed(t, m, due)
 else
   redis.call('ZADD', kready(t), pri, m)
   notify(t)
 end
-redis.call('HINCRBY', ktube(t), 'total', 1)
-redis.call('HINCRBY', STATS, 'total', 1)
+tadd(t, 'total', 1)
+sadd('total', 1)
 return id

@@ -7,7 +7,7 @@ local s, m, pri, delay = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
 local t = reserved_by(m, s)
 if not t then return 0 end
 unlink(t, m, 'reserved', s)
-redis.call('HINCRBY', kjob(m), 'nrel', 1)
+redis.call('HINCRBY', kjob(m), 'nrel', '1')
 if delay > 0 then
   local due = ds(NOW + delay)
   redis.call('HSET', kjob(m), 'p', pri, 'd', ARGV[6], 'o', '', 's', 'delayed', 'a', due)

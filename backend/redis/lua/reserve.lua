@@ -21,31 +21,33 @@
 --                                              now = the call's time in microseconds;
 --                                              soon = when this session's margin starts (ms;
 --                                              the answer changes for this reserve only), or -1
-local s, margin, mode = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local s, margin, mode = ARGV[3], num(ARGV[4]), num(ARGV[5])
 local FIRST = 6
 if mode % 2 == 1 then unwait(s) end
 
-local best, bestpri, besti
+local best, bestpri, besti -- bestpri: the best job's priority as ZRANGE gave it (a string)
 local tops = 0 -- ready jobs seen: each tube's first two
-local pauses = {} -- by ARGV index: when the tube's pause ends, or false
-local woke = {} -- by ARGV index: tick made a job of the tube reservable
-local nds = {} -- by ARGV index: the tube's nd after tick (see reserve_for)
-local ready = {} -- by ARGV index: the tube's ready jobs seen (at most two)
+-- By ARGV index, made with the first tube's slot (a table's growth costs a rehash):
+local pauses = {[FIRST] = false} -- when the tube's pause ends, or false
+local woke = {[FIRST] = false} -- tick made a job of the tube reservable
+local ready = {[FIRST] = 0} -- the tube's ready jobs seen (at most two)
 for i = FIRST, #ARGV do
   local t = ARGV[i]
   local paused, pu
-  paused, pu, woke[i], nds[i] = tick(t, true)
+  paused, pu, woke[i] = tick(t, true)
   pauses[i] = pu
   ready[i] = 0
   if not paused then
-    local top = redis.call('ZRANGE', kready(t), 0, 1, 'WITHSCORES')
+    local top = redis.call('ZRANGE', kready(t), '0', '1', 'WITHSCORES')
     ready[i] = #top / 2
     tops = tops + ready[i]
     if top[1] then
-      local pri = tonumber(top[2])
-      if not best or pri < bestpri or (pri == bestpri and top[1] < best) then
-        best, bestpri, besti = top[1], pri, i
+      local better = not best
+      if not better then
+        local pri, bp = tonumber(top[2]), tonumber(bestpri)
+        better = pri < bp or (pri == bp and top[1] < best)
       end
+      if better then best, bestpri, besti = top[1], top[2], i end
     end
   end
 end
@@ -59,7 +61,7 @@ end
 if best then
   local besttube = ARGV[besti]
   redis.call('ZREM', kready(besttube), best)
-  local j = reserve_for(besttube, best, s, true, nds[besti])
+  local j = reserve_for(besttube, best, s, true)
   local more = 0
   if tops > 1 then more = 1 end
   return {1, j[1], j[2], j[3], j[4], more, j[5]}
@@ -70,12 +72,12 @@ local function consider(v)
   if v and (next < 0 or tonumber(v) < next) then next = tonumber(v) end
 end
 -- The session's own reservations past their deadline (in any tube) expire first.
-local first = redis.call('ZRANGE', ksres(s), 0, 0, 'WITHSCORES')
+local first = redis.call('ZRANGE', ksres(s), '0', '0', 'WITHSCORES')
 while first[1] and tonumber(first[2]) <= NOW do
   local t = redis.call('HGET', kjob(first[1]), 't')
   if t then tick(t) end
   redis.call('ZREM', ksres(s), first[1])
-  first = redis.call('ZRANGE', ksres(s), 0, 0, 'WITHSCORES')
+  first = redis.call('ZRANGE', ksres(s), '0', '0', 'WITHSCORES')
 end
 if first[1] then
   soon = tonumber(first[2]) - margin
@@ -83,9 +85,9 @@ if first[1] then
 end
 for i = FIRST, #ARGV do
   local t = ARGV[i]
-  local d = redis.call('ZRANGE', kdelayed(t), 0, 0, 'WITHSCORES')
+  local d = redis.call('ZRANGE', kdelayed(t), '0', '0', 'WITHSCORES')
   consider(d[2])
-  local r = redis.call('ZRANGE', kreserved(t), 0, 0, 'WITHSCORES')
+  local r = redis.call('ZRANGE', kreserved(t), '0', '0', 'WITHSCORES')
   consider(r[2])
   consider(pauses[i]) -- still right: a pause that tick kept ends after NOW
 end

@@ -11,6 +11,6 @@ if redis.call('EXISTS', ksess(s)) == 1 then return 0 end
 ensure_tube('default')
 redis.call('HSET', ksess(s), 'use', 'default')
 redis.call('SADD', kwatch(s), 'default')
-redis.call('HINCRBY', ktube('default'), 'using', 1)
-redis.call('HINCRBY', ktube('default'), 'watching', 1)
+tadd('default', 'using', 1)
+tadd('default', 'watching', 1)
 return 1

@@ -12,5 +12,6 @@ for _, t in ipairs(tubes) do
   d = d + redis.call('ZCARD', kdelayed(t))
   b = b + redis.call('ZCARD', kburied(t))
 end
+flush() -- B:stats as of now (see the memo in lib.lua)
 local f = redis.call('HMGET', STATS, 'total', 'timeouts')
 return {u, r, res, d, b, tonumber(f[1] or 0), tonumber(f[2] or 0), #tubes}

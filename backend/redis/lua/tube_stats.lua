@@ -6,6 +6,7 @@
 local t = ARGV[3]
 if not tube_exists(t) then return false end
 tick(t)
+flush() -- the tube hash as of now (see the memo in lib.lua)
 local f = redis.call('HMGET', ktube(t), 'total', 'using', 'watching', 'deletes', 'pauses', 'pd', 'pu')
 local left = 0
 if f[7] then left = tonumber(f[7]) - NOW end
