@@ -191,3 +191,14 @@ func memoDump(t *testing.T, b *Backend) map[string]any {
 	}
 	return out
 }
+
+// A lone call runs its operation under pcall, to write back the memo also when it fails
+// (scripts.go): a failing command still answers its own error code, as without the pcall.
+func TestLoneCallErrorKeepsItsCode(t *testing.T) {
+	b := newInternalBackend(t)
+	ctx := context.Background()
+	require.NoError(t, b.client.Set(ctx, b.base+":t:bad:ready", "x", 0).Err())
+	err := b.client.FCall(ctx, b.sc.fns[opPut], b.keys, b.base, "", "bad", "1", "0", "1000", "body", "0", "").Err()
+	require.Error(t, err)
+	require.True(t, strings.HasPrefix(err.Error(), "WRONGTYPE "), err.Error())
+}

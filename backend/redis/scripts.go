@@ -91,7 +91,9 @@ func loadScripts() *scripts {
 	body.WriteString(mustRead("lib"))
 	// register names each function <library>_<op>. A lone call is a top-level call of its own:
 	// it starts with a fresh memo and writes back what it left pending (lib.lua), also when it
-	// raises an error (whose writes until then stay, as any script's).
+	// raises an error (whose writes until then stay, as any script's). Redis's pcall turns a
+	// redis.call error into its message, which starts with the error code ("WRONGTYPE ..."):
+	// answered as such, as without the pcall; a Lua error is raised again.
 	body.WriteString(`
 local function register(op, f)
   OPS[op] = f
@@ -99,8 +101,9 @@ local function register(op, f)
     memo_reset()
     local ok, res = pcall(f, KEYS, ARGV)
     flush()
-    if not ok then error(res, 0) end
-    return res
+    if ok then return res end
+    if type(res) == 'string' and string.find(res, '^%u+ ') then return redis.error_reply(res) end
+    error(res, 0)
   end)
 end
 `)
