@@ -64,33 +64,23 @@ func (m *costMeter) finish(jobs int64) []metric {
 }
 
 // gatewayCPU sums the gateways' CPU; -1 when any is unknown.
-func (m *costMeter) gatewayCPU() time.Duration {
-	if len(m.gatewayPIDs) == 0 {
-		return -1
-	}
-	var total time.Duration
-	for _, pid := range m.gatewayPIDs {
-		cpu, err := processCPU(pid)
-		if err != nil {
-			return -1
-		}
-		total += cpu
-	}
-	return total
-}
+func (m *costMeter) gatewayCPU() time.Duration { return sumOver(m.gatewayPIDs, processCPU) }
 
 // gatewaySwitches sums the gateways' context switches; -1 when any is unknown.
-func (m *costMeter) gatewaySwitches() int64 {
-	if len(m.gatewayPIDs) == 0 {
+func (m *costMeter) gatewaySwitches() int64 { return sumOver(m.gatewayPIDs, processSwitches) }
+
+// sumOver sums read(pid) over pids; -1 when there are none or any read fails.
+func sumOver[T time.Duration | int64](pids []int, read func(pid int) (T, error)) T {
+	if len(pids) == 0 {
 		return -1
 	}
-	var total int64
-	for _, pid := range m.gatewayPIDs {
-		n, err := processSwitches(pid)
+	var total T
+	for _, pid := range pids {
+		v, err := read(pid)
 		if err != nil {
 			return -1
 		}
-		total += n
+		total += v
 	}
 	return total
 }
