@@ -54,9 +54,10 @@ func Wrap(c net.Conn) net.Conn {
 	return w
 }
 
-// SyscallConn is the socket's: client libraries check an idle pooled connection with it (go-redis
-// peeks whether the server closed it, and dials anew instead of failing the next command).
-func (c *Conn) SyscallConn() (syscall.RawConn, error) { return c.rc, nil }
+// SyscallConn is the socket's, for the liveness check client libraries make on an idle pooled
+// connection (go-redis peeks whether the server closed it, and dials anew instead of failing the
+// next command); its Read calls f only when there is something to see (see peekingRawConn).
+func (c *Conn) SyscallConn() (syscall.RawConn, error) { return peekingRawConn{c.rc}, nil }
 
 func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {

@@ -125,13 +125,49 @@ func TestCloseEndsABlockedRead(t *testing.T) {
 	}
 }
 
-func TestKeepsTheSocketForHealthChecks(t *testing.T) {
-	c, _ := pair(t)
-	sc, ok := c.(syscall.Conn)
-	require.True(t, ok, "go-redis checks pooled connections through syscall.Conn")
-	rc, err := sc.SyscallConn()
-	require.NoError(t, err)
-	require.NoError(t, rc.Control(func(fd uintptr) { require.NotZero(t, fd) }))
+// The liveness check go-redis makes on a pooled connection: f (a peek, as go-redis's) is called
+// only when it has something to find, and then finds it.
+func TestHealthCheckCallsFOnlyWhenThereIsSomethingToSee(t *testing.T) {
+	tests := []struct {
+		name     string
+		server   func(s net.Conn)
+		called   bool
+		peekSize int // what f's own peek returns when called
+	}{
+		{"open and empty", func(net.Conn) {}, false, 0},
+		{"data waiting", func(s net.Conn) { _, _ = s.Write([]byte("+PONG\r\n")) }, true, 1},
+		{"closed by the server", func(s net.Conn) { s.Close() }, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, s := pair(t)
+			tt.server(s)
+			sc, ok := c.(syscall.Conn)
+			require.True(t, ok, "go-redis checks pooled connections through syscall.Conn")
+			rc, err := sc.SyscallConn()
+			require.NoError(t, err)
+			// What the server did reaches the socket within a moment: ask until f is called or
+			// the moment has passed.
+			called, n := false, -1
+			deadline := time.Now().Add(200 * time.Millisecond)
+			for !called && time.Now().Before(deadline) {
+				require.NoError(t, rc.Read(func(fd uintptr) bool {
+					called = true
+					var b [1]byte
+					n, _, _ = syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+					return true
+				}))
+				if !tt.called {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			require.Equal(t, tt.called, called)
+			if tt.called {
+				require.Equal(t, tt.peekSize, n)
+			}
+			require.NoError(t, rc.Control(func(fd uintptr) { require.NotZero(t, fd) }))
+		})
+	}
 }
 
 func TestWrapWithoutAFileDescriptor(t *testing.T) {
