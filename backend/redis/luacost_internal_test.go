@@ -26,7 +26,9 @@ import (
 // `valgrind --tool=callgrind`, the instructions it executed (callgrind_control, which must
 // see its process: same host). Instruction counts do not depend on the machine's load, so two
 // versions of the Lua can be compared exactly. Skipped unless BEANGATE_LUACOST is set; see
-// docs/benchmarks-redis.md for how to run it.
+// docs/benchmarks-redis.md for how to run it. BEANGATE_LUACOST_JOBS sets the jobs per mode (400),
+// BEANGATE_LUACOST_MODES picks modes (lone,batch2,batch8), BEANGATE_LUACOST_DUMP=1 has callgrind
+// write a profile of each mode's measured part (for callgrind_annotate).
 //
 // It talks to Redis with a plain client and loads the library itself (no Backend: its lease
 // renewals and reaper would add work the driver does not control). Modes:
@@ -60,6 +62,9 @@ func TestLuaCost(t *testing.T) {
 		name     string
 		sessions int // 0: lone calls
 	}{{"lone", 0}, {"batch2", 2}, {"batch8", 8}} {
+		if m := os.Getenv("BEANGATE_LUACOST_MODES"); m != "" && !slices.Contains(strings.Split(m, ","), mode.name) {
+			continue
+		}
 		var rnd [4]byte
 		_, _ = rand.Read(rnd[:])
 		base := "{luacost-" + hex.EncodeToString(rnd[:]) + "}"
@@ -100,9 +105,16 @@ func TestLuaCost(t *testing.T) {
 		}
 		run(20 * n) // warm-up: the library's first calls, the key names' allocations
 		require.NoError(t, c.ConfigResetStat(ctx).Err())
+		dump := os.Getenv("BEANGATE_LUACOST_DUMP") != ""
+		if dump {
+			_ = exec.Command("callgrind_control", "-z", pid).Run()
+		}
 		before, cg := callgrindIr(pid)
 		run(jobs)
 		after, _ := callgrindIr(pid)
+		if dump { // for callgrind_annotate: the file is named by valgrind's --callgrind-out-file
+			_ = exec.Command("callgrind_control", "--dump="+mode.name, pid).Run()
+		}
 		cmds, fcalls, each := commandStats(t, ctx, c)
 		line := fmt.Sprintf("%-7s %5d jobs: %6.2f commands/job, %5.3f FCALLs/job", mode.name, jobs,
 			float64(cmds)/float64(jobs), float64(fcalls)/float64(jobs))
