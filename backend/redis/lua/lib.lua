@@ -55,7 +55,7 @@ local B, STATS, TUBES, CHAN, NOW, NOW_US
 -- server_now_us is the Redis server's clock in microseconds.
 local function server_now_us()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  return t[1] * 1000000 + t[2]
 end
 
 -- BATCH_NOW_US is the time batch.lua read for operations given none, in its call (nil outside);
@@ -101,8 +101,9 @@ end
 -- ds formats an integral number without exponent notation.
 local function ds(n) return SMALL_S[n] or string.format('%d', n) end
 
--- num is tonumber(s) (nil for nil).
-local function num(s) return SMALL_N[s] or tonumber(s) end
+-- num is the number of s, a number or a string of one. (Lua 5.1's tonumber parses a string
+-- twice, with strtod; arithmetic coerces it once: a hot path writes s + 0.)
+local function num(s) return SMALL_N[s] or s + 0 end
 
 -- now_s is NOW as a string: formatting costs Lua about as much as a short command.
 local function now_s()
@@ -189,7 +190,7 @@ end
 
 -- ndnum is r.nd, a string other than 'n', as a number.
 local function ndnum(r)
-  if not r.ndn then r.ndn = tonumber(r.nd) end
+  if not r.ndn then r.ndn = r.nd + 0 end
   return r.ndn
 end
 
@@ -252,8 +253,10 @@ local function flush()
     local r = DIRTY[i]
     DIRTY[i] = false
     local ns, nd = 0, 0
-    if r.loaded then
+    if r.loaded and (r.w_pu or r.w_nd or r.w_wt or r.w_using or r.w_watching
+        or (r.total ~= 0 and r.deletes ~= 0)) then
       -- Known values: written with the changed hot fields, one HSET instead of an HINCRBY each.
+      -- (A counter alone is added to: no number to parse and format.)
       if r.total ~= 0 then
         r.total0, r.total = num(r.total0) + r.total, 0
         SET[ns + 1], SET[ns + 2], ns = 'total', ds(r.total0), ns + 2
@@ -321,7 +324,7 @@ end
 local function due_added(t, score, n)
   local r = trec(t)
   local nd = r.nd
-  if nd and (nd == 'n' or (n or tonumber(score)) < ndnum(r)) then
+  if nd and (nd == 'n' or (n or score + 0) < ndnum(r)) then
     tset(t, 'nd', score)
   end
 end
@@ -472,7 +475,7 @@ end
 local function tick_pause(t, quiet, pu, woke, nd)
   local paused = false
   if pu then
-    if tonumber(pu) <= NOW then
+    if pu + 0 <= NOW then
       tset(t, 'pu', false)
       redis.call('HDEL', ktube(t), 'pd')
       woke, pu = true, false
@@ -490,7 +493,7 @@ end
 local function next_due(t)
   local d = redis.call('ZRANGE', kdelayed(t), '0', '0', 'WITHSCORES')[2]
   local r = redis.call('ZRANGE', kreserved(t), '0', '0', 'WITHSCORES')[2]
-  if r and (not d or tonumber(r) < tonumber(d)) then d = r end
+  if r and (not d or r + 0 < d + 0) then d = r end
   if not tube_exists(t) then return false end
   tset(t, 'nd', d or 'n')
   return d or 'n'
@@ -542,7 +545,7 @@ end
 local function fresh(m)
   local f = redis.call('HMGET', kjob(m), 't', 's', 'o', 'a')
   if not f[1] then return nil end
-  if (f[2] == 'delayed' or f[2] == 'reserved') and tonumber(f[4]) <= NOW then
+  if (f[2] == 'delayed' or f[2] == 'reserved') and f[4] + 0 <= NOW then
     tick(f[1])
     f = redis.call('HMGET', kjob(m), 't', 's', 'o', 'a')
   end
@@ -574,7 +577,7 @@ local function reserve_for(t, m, s, from_ready)
   local q = reservation_seq(s)
   local jk = kjob(m)
   local f = redis.call('HMGET', jk, 'ttr', 'p', 'b', 'nres', 'r')
-  local dn = NOW + tonumber(f[1])
+  local dn = NOW + f[1]
   local deadline = ds(dn)
   redis.call('ZADD', kreserved(t), deadline, m)
   due_added(t, deadline, dn)
@@ -583,7 +586,7 @@ local function reserve_for(t, m, s, from_ready)
   redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres',
     ds(num(f[4] or '0') + 1), 'rq', ds(q))
   local ready_for = -1
-  if from_ready and f[5] then ready_for = math.max(0, NOW - tonumber(f[5])) end
+  if from_ready and f[5] then ready_for = math.max(0, NOW - f[5]) end
   return {m, t, f[2], f[3], ready_for}
 end
 

@@ -15,7 +15,7 @@ if id <= floor then -- the store lost the latest ids (see raise_ids)
   redis.call('SET', B .. ':ids', ds(id))
 end
 local m = string.format('%020d', id)
-local st, due = 'ready', 0
+local st, due = 'ready', '0'
 if delay > 0 then st, due = 'delayed', ds(NOW + delay) end
 -- Counters (nres, ntim, nrel, nbur, nkick) and the owner start absent, read as 0 / none; r (ready
 -- since) is rewritten when a delayed job becomes ready.

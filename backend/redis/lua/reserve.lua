@@ -44,7 +44,7 @@ for i = FIRST, #ARGV do
     if top[1] then
       local better = not best
       if not better then
-        local pri, bp = tonumber(top[2]), tonumber(bestpri)
+        local pri, bp = top[2] + 0, bestpri + 0
         better = pri < bp or (pri == bp and top[1] < best)
       end
       if better then best, bestpri, besti = top[1], top[2], i end
@@ -69,18 +69,21 @@ end
 
 local next, soon = -1, -1
 local function consider(v)
-  if v and (next < 0 or tonumber(v) < next) then next = tonumber(v) end
+  if v then
+    v = v + 0
+    if next < 0 or v < next then next = v end
+  end
 end
 -- The session's own reservations past their deadline (in any tube) expire first.
 local first = redis.call('ZRANGE', ksres(s), '0', '0', 'WITHSCORES')
-while first[1] and tonumber(first[2]) <= NOW do
+while first[1] and first[2] + 0 <= NOW do
   local t = redis.call('HGET', kjob(first[1]), 't')
   if t then tick(t) end
   redis.call('ZREM', ksres(s), first[1])
   first = redis.call('ZRANGE', ksres(s), '0', '0', 'WITHSCORES')
 end
 if first[1] then
-  soon = tonumber(first[2]) - margin
+  soon = first[2] - margin
   if soon <= NOW then return {2} end
 end
 for i = FIRST, #ARGV do
