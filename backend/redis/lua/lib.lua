@@ -124,9 +124,9 @@ end
 --          the tube hash's fields pu, nd (strings, false: absent; ndn nd as a number, false
 --          until needed: ndnum) and wt, using, watching (numbers) once read (loaded); w_<field>
 --          whether the field changed since; total, deletes, pauses increments of those fields
---          (read only by tube_stats, which flushes first), and once loaded total0, deletes0
---          their values as read (a string until flush adds to it), so that flush writes all of
---          a loaded tube's fields with one HSET
+--          (read only by tube_stats, which flushes first), and if counts (read with the hot
+--          fields in a batch, see COUNTS) total0, deletes0 their values as read (a string until
+--          flush adds to it), so that flush writes all of a tube's fields with one HSET
 --   DIRTY  records with pending writes (NDIRTY of them), in the order first written
 --   SP_TOTAL, SP_TIMEOUTS  B:stats increments pending
 -- Nothing is allocated per call but a new tube's record (issue 19: a lone call paid ~8 % more
@@ -136,11 +136,16 @@ end
 -- The tube hash's hot fields are read and written only through trec/tset/tadd (a direct
 -- redis.call would miss pending writes); readers of the other fields and of B:stats flush first
 -- (tube_stats, stats).
-local GEN, DIRTY, NDIRTY, SP_TOTAL, SP_TIMEOUTS = 0, {}, 0, 0, 0
+-- COUNTS: the call reads a tube's total and deletes with its hot fields, to write them with
+-- them (a batch, whose operations change both); a lone call adds to them (HINCRBY) and reads
+-- two fields less.
+local GEN, DIRTY, NDIRTY, SP_TOTAL, SP_TIMEOUTS, COUNTS = 0, {}, 0, 0, 0, false
 
-local function memo_reset()
+-- memo_reset starts a top-level call: batch true for batch.lua, false for a lone call.
+local function memo_reset(batch)
   if not SMALL_S then small_init() end
   GEN, NDIRTY, SP_TOTAL, SP_TIMEOUTS, BATCH_NOW_US = GEN + 1, 0, 0, 0, nil
+  COUNTS = batch
 end
 
 -- tube_rec is tube t's record, reset if an earlier call left it.
@@ -153,11 +158,12 @@ local function tube_rec(t)
       kreserved = k .. ':reserved', kburied = k .. ':buried', gen = 0, ex = 0, loaded = false,
       pu = false, nd = false, ndn = false, wt = 0, using = 0, watching = 0, w_pu = false,
       w_nd = false, w_wt = false, w_using = false, w_watching = false, total = 0, deletes = 0,
-      pauses = 0, total0 = 0, deletes0 = 0, dirty = false}
+      pauses = 0, counts = false, total0 = 0, deletes0 = 0, dirty = false}
     TM[t], NTM = r, NTM + 1
   end
   if r.gen ~= GEN then
-    r.gen, r.ex, r.loaded, r.dirty, r.total, r.deletes, r.pauses = GEN, 0, false, false, 0, 0, 0
+    r.gen, r.ex, r.loaded, r.counts, r.dirty = GEN, 0, false, false, false
+    r.total, r.deletes, r.pauses = 0, 0, 0
     r.w_pu, r.w_nd, r.w_wt, r.w_using, r.w_watching = false, false, false, false, false
   end
   return r
@@ -180,10 +186,15 @@ local function ksuspect(p) return B .. ':suspect:' .. p end
 local function trec(t)
   local r = tube_rec(t)
   if not r.loaded then
-    local h = redis.call('HMGET', r.k, 'pu', 'nd', 'wt', 'using', 'watching', 'total', 'deletes')
-    r.loaded, r.pu, r.nd, r.ndn = true, h[1], h[2], false
+    local h
+    if COUNTS then
+      h = redis.call('HMGET', r.k, 'pu', 'nd', 'wt', 'using', 'watching', 'total', 'deletes')
+      r.total0, r.deletes0 = h[6] or 0, h[7] or 0 -- converted only if written (flush)
+    else
+      h = redis.call('HMGET', r.k, 'pu', 'nd', 'wt', 'using', 'watching')
+    end
+    r.loaded, r.counts, r.pu, r.nd, r.ndn = true, COUNTS, h[1], h[2], false
     r.wt, r.using, r.watching = num(h[3] or '0'), num(h[4] or '0'), num(h[5] or '0')
-    r.total0, r.deletes0 = h[6] or 0, h[7] or 0 -- converted only if written (flush)
   end
   return r
 end
@@ -232,7 +243,7 @@ end
 local function tdrop(t)
   local r = tube_rec(t)
   redis.call('DEL', r.k)
-  r.loaded, r.pu, r.nd, r.ndn, r.wt, r.using, r.watching = true, false, false, false, 0, 0, 0
+  r.loaded, r.counts, r.pu, r.nd, r.ndn, r.wt, r.using, r.watching = true, true, false, false, false, 0, 0, 0
   r.w_pu, r.w_nd, r.w_wt, r.w_using, r.w_watching = false, false, false, false, false
   r.total, r.deletes, r.pauses, r.total0, r.deletes0 = 0, 0, 0, 0, 0
 end
@@ -253,7 +264,7 @@ local function flush()
     local r = DIRTY[i]
     DIRTY[i] = false
     local ns, nd = 0, 0
-    if r.loaded and (r.w_pu or r.w_nd or r.w_wt or r.w_using or r.w_watching
+    if r.counts and (r.w_pu or r.w_nd or r.w_wt or r.w_using or r.w_watching
         or (r.total ~= 0 and r.deletes ~= 0)) then
       -- Known values: written with the changed hot fields, one HSET instead of an HINCRBY each.
       -- (A counter alone is added to: no number to parse and format.)
