@@ -50,7 +50,7 @@
 -- library's top level runs once, at load, and calls never interleave.
 -- NOW is the call's time in whole milliseconds, which every due time and deadline is compared
 -- with; NOW_US the same in microseconds, for a caller that times its next try by it.
-local B, STATS, TUBES, CHAN, NOW, NOW_US
+local B, STATS, TUBES, CHAN, IDS, NOW, NOW_US
 
 -- server_now_us is the Redis server's clock in microseconds.
 local function server_now_us()
@@ -69,7 +69,7 @@ local TM, NTM = {}, 0
 local function begin(keys, argv)
   if argv[1] ~= B then
     B = argv[1]
-    TUBES, CHAN = B .. ':tubes', B .. ':ready'
+    TUBES, CHAN, IDS = B .. ':tubes', B .. ':ready', B .. ':ids'
     TM, NTM = {}, 0
   end
   STATS = keys[1]
@@ -470,8 +470,8 @@ end
 -- raise_ids raises the job id sequence to floor, the highest id a gateway has handed out: a store
 -- that lost data has lost the latest ids too, and must not give them again.
 local function raise_ids(floor)
-  local cur = tonumber(redis.call('GET', B .. ':ids') or 0)
-  if cur < floor then redis.call('SET', B .. ':ids', ds(floor)) end
+  local cur = tonumber(redis.call('GET', IDS) or 0)
+  if cur < floor then redis.call('SET', IDS, ds(floor)) end
 end
 
 -- to_ready puts job m (whose fields are already out of their old set) into t's ready set, ready
@@ -598,7 +598,8 @@ local function reserve_for(t, m, s, from_ready)
     ds(num(f[4] or '0') + 1), 'rq', ds(q))
   local ready_for = -1
   if from_ready and f[5] then ready_for = math.max(0, NOW - f[5]) end
-  return {m, t, f[2], f[3], ready_for}
+  f[1], f[2], f[3], f[4], f[5] = m, t, f[2], f[3], ready_for -- the reply's table, reused
+  return f
 end
 
 -- end_session returns session s's reservations to ready and drops its tube references. The jobs
