@@ -31,14 +31,14 @@ if #ARGV == FIRST then
   -- Lua an allocation and its collection).
   local t = ARGV[FIRST]
   local paused, pu, woke = tick(t, true)
-  local top = false
-  if not paused then top = redis.call('ZRANGE', kready(t), '0', '1', 'WITHSCORES') end
-  if woke and not (top and #top == 2) then notify(t) end
+  local top = false -- its first two ready jobs (no scores: nothing to compare them with)
+  if not paused then top = redis.call('ZRANGE', kready(t), '0', '1') end
+  if woke and not (top and #top == 1) then notify(t) end
   if top and top[1] then
     redis.call('ZREM', kready(t), top[1])
     local j = reserve_for(t, top[1], s, true)
     local more = 0
-    if top[3] then more = 1 end
+    if top[2] then more = 1 end
     return {1, j[1], j[2], j[3], j[4], more, j[5]}
   end
   pauses = {[FIRST] = pu}
