@@ -202,3 +202,17 @@ func TestLoneCallErrorKeepsItsCode(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, strings.HasPrefix(err.Error(), "WRONGTYPE "), err.Error())
 }
+
+// The memo's tube records outlive a call (lib.lua keeps them, not to rebuild them per call), but
+// what they read must not: a change made between two calls, here a reserve of another gateway
+// counted as waiting on the tube, is seen by the next call, which must publish its put.
+func TestMemoReadsAgainInEachCall(t *testing.T) {
+	b := newInternalBackend(t)
+	ctx := context.Background()
+	put := []any{b.base, "", "a", "100", "0", "60000", "body", "0", ""}
+	require.NoError(t, b.client.FCall(ctx, b.sc.fns[opPut], b.keys, put...).Err())
+	sub := memoSubscribe(t, b)
+	require.NoError(t, b.client.HSet(ctx, b.base+":t:a", "wt", "1").Err())
+	require.NoError(t, b.client.FCall(ctx, b.sc.fns[opPut], b.keys, put...).Err())
+	require.Equal(t, []string{"a"}, sub())
+}

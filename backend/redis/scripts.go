@@ -98,7 +98,7 @@ func loadScripts() *scripts {
 local function register(op, f)
   OPS[op] = f
   redis.register_function(LIB .. '_' .. op, function(KEYS, ARGV)
-    memo_reset()
+    memo_reset(false)
     local ok, res = pcall(f, KEYS, ARGV)
     flush()
     if ok then return res end

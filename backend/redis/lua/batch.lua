@@ -12,7 +12,7 @@
 --         operations after it still run)
 -- One memo for the whole batch (see memo_reset in lib.lua): its operations share their reads of
 -- the tube hashes and B:stats, and their writes to them are made once, at the end.
-memo_reset()
+memo_reset(true)
 local base, out = ARGV[1], {}
 local i = 2
 while i <= #ARGV do

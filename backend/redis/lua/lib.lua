@@ -50,22 +50,27 @@
 -- library's top level runs once, at load, and calls never interleave.
 -- NOW is the call's time in whole milliseconds, which every due time and deadline is compared
 -- with; NOW_US the same in microseconds, for a caller that times its next try by it.
-local B, STATS, TUBES, CHAN, NOW, NOW_US
+local B, STATS, TUBES, CHAN, IDS, NOW, NOW_US
 
 -- server_now_us is the Redis server's clock in microseconds.
 local function server_now_us()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  return t[1] * 1000000 + t[2]
 end
 
 -- BATCH_NOW_US is the time batch.lua read for operations given none, in its call (nil outside);
 -- NOWS is NOW as a string (ds), made on first use (now_s).
 local BATCH_NOW_US, NOWS
 
+-- TM and NTM: the memo's tube records and their count (see the memo below), forgotten when the
+-- namespace changes: they hold its key names.
+local TM, NTM = {}, 0
+
 local function begin(keys, argv)
   if argv[1] ~= B then
     B = argv[1]
-    TUBES, CHAN = B .. ':tubes', B .. ':ready'
+    TUBES, CHAN, IDS = B .. ':tubes', B .. ':ready', B .. ':ids'
+    TM, NTM = {}, 0
   end
   STATS = keys[1]
   local us
@@ -96,8 +101,9 @@ end
 -- ds formats an integral number without exponent notation.
 local function ds(n) return SMALL_S[n] or string.format('%d', n) end
 
--- num is tonumber(s) (nil for nil).
-local function num(s) return SMALL_N[s] or tonumber(s) end
+-- num is the number of s, a number or a string of one. (Lua 5.1's tonumber parses a string
+-- twice, with strtod; arithmetic coerces it once: a hot path writes s + 0.)
+local function num(s) return SMALL_N[s] or s + 0 end
 
 -- now_s is NOW as a string: formatting costs Lua about as much as a short command.
 local function now_s()
@@ -106,11 +112,68 @@ local function now_s()
 end
 
 
-local function ktube(t) return B .. ':t:' .. t end
-local function kready(t) return B .. ':t:' .. t .. ':ready' end
-local function kdelayed(t) return B .. ':t:' .. t .. ':delayed' end
-local function kreserved(t) return B .. ':t:' .. t .. ':reserved' end
-local function kburied(t) return B .. ':t:' .. t .. ':buried' end
+-- The call's memo (issue 19: a redis.call costs Redis ~0.55 µs beyond its command, each element
+-- of its reply more, and Lua's own string, number and table work about as much again, so what a
+-- call needs of a tube's hash is read once per top-level call, not once per operation of a
+-- batch, and its counters are written once). Each top-level call starts with memo_reset and
+-- ends with flush (batch.lua, and the wrapper of each operation's own function, see
+-- scripts.go); the upvalues persist between calls, so nothing read may be trusted across that
+-- boundary: GEN numbers the calls, and a tube's record is reset at its first use in a call.
+--   TM     tube -> its record (tube_rec): its key names (kept while the namespace is the same:
+--          built once, not per operation), ex whether it exists (B:tubes; 0: not known yet),
+--          the tube hash's fields pu, nd (strings, false: absent; ndn nd as a number, false
+--          until needed: ndnum) and wt, using, watching (numbers) once read (loaded); w_<field>
+--          whether the field changed since; total, deletes, pauses increments of those fields
+--          (read only by tube_stats, which flushes first), and if counts (read with the hot
+--          fields in a batch, see COUNTS) total0, deletes0 their values as read (a string until
+--          flush adds to it), so that flush writes all of a tube's fields with one HSET
+--   DIRTY  records with pending writes (NDIRTY of them), in the order first written
+--   SP_TOTAL, SP_TIMEOUTS  B:stats increments pending
+-- Nothing is allocated per call but a new tube's record (issue 19: a lone call paid ~8 % more
+-- Redis instructions for a memo made of fresh tables, and Lua's garbage collector for them).
+-- Records are made by one constructor with all their fields: Lua 5.1 rehashes a table at each
+-- power of two it grows through, which costs more than a short command.
+-- The tube hash's hot fields are read and written only through trec/tset/tadd (a direct
+-- redis.call would miss pending writes); readers of the other fields and of B:stats flush first
+-- (tube_stats, stats).
+-- COUNTS: the call reads a tube's total and deletes with its hot fields, to write them with
+-- them (a batch, whose operations change both); a lone call adds to them (HINCRBY) and reads
+-- two fields less.
+local GEN, DIRTY, NDIRTY, SP_TOTAL, SP_TIMEOUTS, COUNTS = 0, {}, 0, 0, 0, false
+
+-- memo_reset starts a top-level call: batch true for batch.lua, false for a lone call.
+local function memo_reset(batch)
+  if not SMALL_S then small_init() end
+  GEN, NDIRTY, SP_TOTAL, SP_TIMEOUTS, BATCH_NOW_US = GEN + 1, 0, 0, 0, nil
+  COUNTS = batch
+end
+
+-- tube_rec is tube t's record, reset if an earlier call left it.
+local function tube_rec(t)
+  local r = TM[t]
+  if not r then
+    if NTM >= 1000 then TM, NTM = {}, 0 end -- bounded: tube names come from clients
+    local k = B .. ':t:' .. t
+    r = {t = t, k = k, kready = k .. ':ready', kdelayed = k .. ':delayed',
+      kreserved = k .. ':reserved', kburied = k .. ':buried', gen = 0, ex = 0, loaded = false,
+      pu = false, nd = false, ndn = false, wt = 0, using = 0, watching = 0, w_pu = false,
+      w_nd = false, w_wt = false, w_using = false, w_watching = false, total = 0, deletes = 0,
+      pauses = 0, counts = false, total0 = 0, deletes0 = 0, dirty = false}
+    TM[t], NTM = r, NTM + 1
+  end
+  if r.gen ~= GEN then
+    r.gen, r.ex, r.loaded, r.counts, r.dirty = GEN, 0, false, false, false
+    r.total, r.deletes, r.pauses = 0, 0, 0
+    r.w_pu, r.w_nd, r.w_wt, r.w_using, r.w_watching = false, false, false, false, false
+  end
+  return r
+end
+
+local function ktube(t) return tube_rec(t).k end
+local function kready(t) return tube_rec(t).kready end
+local function kdelayed(t) return tube_rec(t).kdelayed end
+local function kreserved(t) return tube_rec(t).kreserved end
+local function kburied(t) return tube_rec(t).kburied end
 local function kjob(m) return B .. ':j:' .. m end
 local function ksess(s) return B .. ':s:' .. s end
 local function kwatch(s) return B .. ':s:' .. s .. ':w' end
@@ -119,82 +182,54 @@ local function kproc(p) return B .. ':p:' .. p end
 local function klease(p) return B .. ':lease:' .. p end
 local function ksuspect(p) return B .. ':suspect:' .. p end
 
--- The call's memo (issue 19: a redis.call costs Redis ~0.55 µs beyond its command, each element
--- of its reply more, and Lua's own string, number and table work about as much again, so what a
--- call needs of a tube's hash is read once per top-level call, not once per operation of a
--- batch, and its counters are written once). Each top-level call starts with memo_reset and
--- ends with flush (batch.lua, and the wrapper of each operation's own function, see
--- scripts.go); the upvalues persist between calls, so nothing may be trusted across that
--- boundary.
---   TE     tube -> whether it exists (B:tubes), as read or as this call changed it
---   TM     tube -> its record (tube_rec): the tube hash's fields pu, nd (strings, false:
---          absent; ndn nd as a number) and wt, using, watching (numbers) once read (loaded); w
---          the fields changed since; total, deletes, pauses increments of those fields (read
---          only by tube_stats, which flushes first), and once loaded total0, deletes0 their values
---          as read, so that flush writes all of a loaded tube's fields with one HSET
---   DIRTY  records with pending writes, in the order first written (flush's order)
---   SP     B:stats increments pending (total, timeouts)
--- Every table here is made by one constructor with all its fields: Lua 5.1 rehashes a table
--- at each power of two it grows through, which costs more than a short command.
--- The tube hash's hot fields are read and written only through trec/tset/tadd (a direct
--- redis.call would miss pending writes); readers of the other fields and of B:stats flush first
--- (tube_stats, stats).
-local TE, TM, DIRTY, SP
-
-local function memo_reset()
-  if not SMALL_S then small_init() end
-  TE, TM, DIRTY, SP, BATCH_NOW_US = {}, {}, {}, {total = 0, timeouts = 0}, nil
-end
-
-local function new_rec(t, loaded)
-  return {t = t, loaded = loaded, pu = false, nd = false, ndn = false, wt = 0, using = 0,
-    watching = 0, w = false, total = 0, deletes = 0, pauses = 0, total0 = 0, deletes0 = 0,
-    dirty = false}
-end
-
-local function tube_rec(t)
-  local r = TM[t]
-  if not r then
-    r = new_rec(t, false)
-    TM[t] = r
-  end
-  return r
-end
-
 -- trec returns tube t's record with its hot fields read (one HMGET the first time).
 local function trec(t)
   local r = tube_rec(t)
   if not r.loaded then
-    local h = redis.call('HMGET', ktube(t), 'pu', 'nd', 'wt', 'using', 'watching', 'total', 'deletes')
-    r.loaded, r.pu, r.nd, r.ndn = true, h[1], h[2], h[2] and tonumber(h[2])
+    local h
+    if COUNTS then
+      h = redis.call('HMGET', r.k, 'pu', 'nd', 'wt', 'using', 'watching', 'total', 'deletes')
+      r.total0, r.deletes0 = h[6] or 0, h[7] or 0 -- converted only if written (flush)
+    else
+      h = redis.call('HMGET', r.k, 'pu', 'nd', 'wt', 'using', 'watching')
+    end
+    r.loaded, r.counts, r.pu, r.nd, r.ndn = true, COUNTS, h[1], h[2], false
     r.wt, r.using, r.watching = num(h[3] or '0'), num(h[4] or '0'), num(h[5] or '0')
-    r.total0, r.deletes0 = num(h[6] or '0'), num(h[7] or '0')
   end
   return r
+end
+
+-- ndnum is r.nd, a string other than 'n', as a number.
+local function ndnum(r)
+  if not r.ndn then r.ndn = r.nd + 0 end
+  return r.ndn
 end
 
 local function mark(r)
   if not r.dirty then
     r.dirty = true
-    DIRTY[#DIRTY + 1] = r
+    NDIRTY = NDIRTY + 1
+    DIRTY[NDIRTY] = r
   end
 end
+
+-- W is the name of each hot field's changed flag.
+local W = {pu = 'w_pu', nd = 'w_nd', wt = 'w_wt', using = 'w_using', watching = 'w_watching'}
 
 -- tset sets hot field f of tube t to v (pu, nd: a string or false for absent; the counters a
 -- number).
 local function tset(t, f, v)
   local r = trec(t)
   r[f] = v
-  if f == 'nd' then r.ndn = v and tonumber(v) end
-  if not r.w then r.w = {pu = false, nd = false, wt = false, using = false, watching = false} end
-  r.w[f] = true
+  if f == 'nd' then r.ndn = false end
+  r[W[f]] = true
   mark(r)
 end
 
 -- tadd adds n to field f of tube t: a hot counter as tset does, another (total, deletes,
 -- pauses) without reading it.
 local function tadd(t, f, n)
-  if f == 'wt' or f == 'using' or f == 'watching' then
+  if W[f] then
     tset(t, f, trec(t)[f] + n)
     return
   end
@@ -203,76 +238,85 @@ local function tadd(t, f, n)
   mark(r)
 end
 
--- tdrop deletes tube t's hash, with whatever was pending for it.
+-- tdrop deletes tube t's hash, with whatever was pending for it: its record is then that of
+-- an empty hash.
 local function tdrop(t)
-  redis.call('DEL', ktube(t))
   local r = tube_rec(t)
-  r.w, r.total, r.deletes, r.pauses = false, 0, 0, 0
-  TM[t] = new_rec(t, true)
+  redis.call('DEL', r.k)
+  r.loaded, r.counts, r.pu, r.nd, r.ndn, r.wt, r.using, r.watching = true, true, false, false, false, 0, 0, 0
+  r.w_pu, r.w_nd, r.w_wt, r.w_using, r.w_watching = false, false, false, false, false
+  r.total, r.deletes, r.pauses, r.total0, r.deletes0 = 0, 0, 0, 0, 0
 end
 
-local ADDED, STATS_ADDED = {'total', 'deletes', 'pauses'}, {'total', 'timeouts'}
-
 -- sadd adds n to field f (total, timeouts) of B:stats, written at flush.
-local function sadd(f, n) SP[f] = SP[f] + n end
+local function sadd(f, n)
+  if f == 'total' then SP_TOTAL = SP_TOTAL + n else SP_TIMEOUTS = SP_TIMEOUTS + n end
+end
+
+-- SET and DEL are flush's argument lists, reused (their length is passed to unpack).
+local SET, DEL = {}, {}
+local HOT = {'pu', 'nd', 'wt', 'using', 'watching'}
 
 -- flush writes what the call left pending: per tube one HSET and one HDEL of the hot fields it
 -- changed and one HINCRBY per other field it added to; one HINCRBY per B:stats field.
 local function flush()
-  for _, r in ipairs(DIRTY) do
-    local k = ktube(r.t)
-    local set, del = {}, {}
-    if r.loaded then
+  for i = 1, NDIRTY do
+    local r = DIRTY[i]
+    DIRTY[i] = false
+    local ns, nd = 0, 0
+    if r.counts and (r.w_pu or r.w_nd or r.w_wt or r.w_using or r.w_watching
+        or (r.total ~= 0 and r.deletes ~= 0)) then
       -- Known values: written with the changed hot fields, one HSET instead of an HINCRBY each.
+      -- (A counter alone is added to: no number to parse and format.)
       if r.total ~= 0 then
-        r.total0, r.total = r.total0 + r.total, 0
-        set[#set + 1] = 'total'
-        set[#set + 1] = ds(r.total0)
+        r.total0, r.total = num(r.total0) + r.total, 0
+        SET[ns + 1], SET[ns + 2], ns = 'total', ds(r.total0), ns + 2
       end
       if r.deletes ~= 0 then
-        r.deletes0, r.deletes = r.deletes0 + r.deletes, 0
-        set[#set + 1] = 'deletes'
-        set[#set + 1] = ds(r.deletes0)
+        r.deletes0, r.deletes = num(r.deletes0) + r.deletes, 0
+        SET[ns + 1], SET[ns + 2], ns = 'deletes', ds(r.deletes0), ns + 2
       end
     end
-    if r.w then
-      for f, changed in pairs(r.w) do
+    for j = 1, 5 do
+      local f = HOT[j]
+      local w = W[f]
+      if r[w] then
         local v = r[f]
         if type(v) == 'number' then v = ds(v) end
-        if not changed then
-        elseif v then
-          set[#set + 1] = f
-          set[#set + 1] = v
+        if v then
+          SET[ns + 1], SET[ns + 2], ns = f, v, ns + 2
         else
-          del[#del + 1] = f
+          nd = nd + 1
+          DEL[nd] = f
         end
+        r[w] = false
       end
     end
-    if #set > 0 then redis.call('HSET', k, unpack(set)) end
-    if #del > 0 then redis.call('HDEL', k, unpack(del)) end
-    for _, f in ipairs(ADDED) do
-      if r[f] ~= 0 then redis.call('HINCRBY', k, f, ds(r[f])) end
-    end
-    r.w, r.total, r.deletes, r.pauses, r.dirty = false, 0, 0, 0, false
+    if ns > 0 then redis.call('HSET', r.k, unpack(SET, 1, ns)) end
+    if nd > 0 then redis.call('HDEL', r.k, unpack(DEL, 1, nd)) end
+    if r.total ~= 0 then redis.call('HINCRBY', r.k, 'total', ds(r.total)) end
+    if r.deletes ~= 0 then redis.call('HINCRBY', r.k, 'deletes', ds(r.deletes)) end
+    if r.pauses ~= 0 then redis.call('HINCRBY', r.k, 'pauses', ds(r.pauses)) end
+    r.total, r.deletes, r.pauses, r.dirty = 0, 0, 0, false
   end
-  for _, f in ipairs(STATS_ADDED) do
-    if SP[f] ~= 0 then redis.call('HINCRBY', STATS, f, ds(SP[f])) end
-  end
-  DIRTY, SP = {}, {total = 0, timeouts = 0}
+  NDIRTY = 0
+  if SP_TOTAL ~= 0 then redis.call('HINCRBY', STATS, 'total', ds(SP_TOTAL)) end
+  if SP_TIMEOUTS ~= 0 then redis.call('HINCRBY', STATS, 'timeouts', ds(SP_TIMEOUTS)) end
+  SP_TOTAL, SP_TIMEOUTS = 0, 0
 end
 
 local function tube_exists(t)
-  local e = TE[t]
-  if e == nil then
-    local r = TM[t]
+  local r = tube_rec(t)
+  local e = r.ex
+  if e == 0 then
     -- A tube's hash counts its users and watchers, and gc drops a tube with its hash and only
     -- when neither is left: a tube either counts exists, without asking B:tubes.
-    if r and r.loaded and (r.using > 0 or r.watching > 0) then
+    if r.loaded and (r.using > 0 or r.watching > 0) then
       e = true
     else
       e = redis.call('ZSCORE', TUBES, t) ~= false
     end
-    TE[t] = e
+    r.ex = e
   end
   return e
 end
@@ -291,7 +335,7 @@ end
 local function due_added(t, score, n)
   local r = trec(t)
   local nd = r.nd
-  if nd and (nd == 'n' or (n or tonumber(score)) < r.ndn) then
+  if nd and (nd == 'n' or (n or score + 0) < ndnum(r)) then
     tset(t, 'nd', score)
   end
 end
@@ -321,7 +365,7 @@ end
 local function ensure_tube(t)
   if not tube_exists(t) then
     redis.call('ZADD', TUBES, redis.call('ZCARD', TUBES), t)
-    TE[t] = true
+    tube_rec(t).ex = true
   end
 end
 
@@ -329,7 +373,7 @@ local function drop_tube(t)
   local slot = redis.call('ZSCORE', TUBES, t)
   local last = redis.call('ZRANGE', TUBES, -1, -1)[1]
   redis.call('ZREM', TUBES, t)
-  TE[t] = false
+  tube_rec(t).ex = false
   if last ~= t then redis.call('ZADD', TUBES, slot, last) end
 end
 
@@ -426,8 +470,8 @@ end
 -- raise_ids raises the job id sequence to floor, the highest id a gateway has handed out: a store
 -- that lost data has lost the latest ids too, and must not give them again.
 local function raise_ids(floor)
-  local cur = tonumber(redis.call('GET', B .. ':ids') or 0)
-  if cur < floor then redis.call('SET', B .. ':ids', ds(floor)) end
+  local cur = tonumber(redis.call('GET', IDS) or 0)
+  if cur < floor then redis.call('SET', IDS, ds(floor)) end
 end
 
 -- to_ready puts job m (whose fields are already out of their old set) into t's ready set, ready
@@ -442,7 +486,7 @@ end
 local function tick_pause(t, quiet, pu, woke, nd)
   local paused = false
   if pu then
-    if tonumber(pu) <= NOW then
+    if pu + 0 <= NOW then
       tset(t, 'pu', false)
       redis.call('HDEL', ktube(t), 'pd')
       woke, pu = true, false
@@ -460,7 +504,7 @@ end
 local function next_due(t)
   local d = redis.call('ZRANGE', kdelayed(t), '0', '0', 'WITHSCORES')[2]
   local r = redis.call('ZRANGE', kreserved(t), '0', '0', 'WITHSCORES')[2]
-  if r and (not d or tonumber(r) < tonumber(d)) then d = r end
+  if r and (not d or r + 0 < d + 0) then d = r end
   if not tube_exists(t) then return false end
   tset(t, 'nd', d or 'n')
   return d or 'n'
@@ -479,7 +523,7 @@ local function tick(t, quiet)
   local woke = false
   local h = trec(t)
   local pu, nd = h.pu, h.nd
-  if nd and (nd == 'n' or h.ndn > NOW) then
+  if nd and (nd == 'n' or ndnum(h) > NOW) then
     return tick_pause(t, quiet, pu, woke, nd)
   end
   local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', now_s(), 'WITHSCORES')
@@ -512,7 +556,7 @@ end
 local function fresh(m)
   local f = redis.call('HMGET', kjob(m), 't', 's', 'o', 'a')
   if not f[1] then return nil end
-  if (f[2] == 'delayed' or f[2] == 'reserved') and tonumber(f[4]) <= NOW then
+  if (f[2] == 'delayed' or f[2] == 'reserved') and f[4] + 0 <= NOW then
     tick(f[1])
     f = redis.call('HMGET', kjob(m), 't', 's', 'o', 'a')
   end
@@ -544,7 +588,7 @@ local function reserve_for(t, m, s, from_ready)
   local q = reservation_seq(s)
   local jk = kjob(m)
   local f = redis.call('HMGET', jk, 'ttr', 'p', 'b', 'nres', 'r')
-  local dn = NOW + tonumber(f[1])
+  local dn = NOW + f[1]
   local deadline = ds(dn)
   redis.call('ZADD', kreserved(t), deadline, m)
   due_added(t, deadline, dn)
@@ -553,8 +597,9 @@ local function reserve_for(t, m, s, from_ready)
   redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres',
     ds(num(f[4] or '0') + 1), 'rq', ds(q))
   local ready_for = -1
-  if from_ready and f[5] then ready_for = math.max(0, NOW - tonumber(f[5])) end
-  return {m, t, f[2], f[3], ready_for}
+  if from_ready and f[5] then ready_for = math.max(0, NOW - f[5]) end
+  f[1], f[2], f[3], f[4], f[5] = m, t, f[2], f[3], ready_for -- the reply's table, reused
+  return f
 end
 
 -- end_session returns session s's reservations to ready and drops its tube references. The jobs

@@ -9,13 +9,13 @@ trec(t) -- read now: it tells ensure_tube that t exists, and notify who waits
 ensure_tube(t)
 -- A session the store forgot (see known in lib.lua) gets its used tube back.
 if s ~= '' and redis.call('HEXISTS', ksess(s), 'use') == 0 then uses(s, t) end
-local id = redis.call('INCR', B .. ':ids')
+local id = redis.call('INCR', IDS)
 if id <= floor then -- the store lost the latest ids (see raise_ids)
   id = floor + 1
-  redis.call('SET', B .. ':ids', ds(id))
+  redis.call('SET', IDS, ds(id))
 end
 local m = string.format('%020d', id)
-local st, due = 'ready', 0
+local st, due = 'ready', '0'
 if delay > 0 then st, due = 'delayed', ds(NOW + delay) end
 -- Counters (nres, ntim, nrel, nbur, nkick) and the owner start absent, read as 0 / none; r (ready
 -- since) is rewritten when a delayed job becomes ready.

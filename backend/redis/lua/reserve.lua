@@ -25,62 +25,84 @@ local s, margin, mode = ARGV[3], num(ARGV[4]), num(ARGV[5])
 local FIRST = 6
 if mode % 2 == 1 then unwait(s) end
 
-local best, bestpri, besti -- bestpri: the best job's priority as ZRANGE gave it (a string)
-local tops = 0 -- ready jobs seen: each tube's first two
--- By ARGV index, made with the first tube's slot (a table's growth costs a rehash):
-local pauses = {[FIRST] = false} -- when the tube's pause ends, or false
-local woke = {[FIRST] = false} -- tick made a job of the tube reservable
-local ready = {[FIRST] = 0} -- the tube's ready jobs seen (at most two)
-for i = FIRST, #ARGV do
-  local t = ARGV[i]
-  local paused, pu
-  paused, pu, woke[i] = tick(t, true)
-  pauses[i] = pu
-  ready[i] = 0
-  if not paused then
-    local top = redis.call('ZRANGE', kready(t), '0', '1', 'WITHSCORES')
-    ready[i] = #top / 2
-    tops = tops + ready[i]
-    if top[1] then
-      local better = not best
-      if not better then
-        local pri, bp = tonumber(top[2]), tonumber(bestpri)
-        better = pri < bp or (pri == bp and top[1] < best)
+local pauses -- by ARGV index: when the tube's pause ends, or false
+if #ARGV == FIRST then
+  -- One watched tube, the usual case, as the loop below does it without its tables (each costs
+  -- Lua an allocation and its collection).
+  local t = ARGV[FIRST]
+  local paused, pu, woke = tick(t, true)
+  local top = false -- its first two ready jobs (no scores: nothing to compare them with)
+  if not paused then top = redis.call('ZRANGE', kready(t), '0', '1') end
+  if woke and not (top and #top == 1) then notify(t) end
+  if top and top[1] then
+    redis.call('ZREM', kready(t), top[1])
+    local j = reserve_for(t, top[1], s, true)
+    local more = 0
+    if top[2] then more = 1 end
+    return {1, j[1], j[2], j[3], j[4], more, j[5]}
+  end
+  pauses = {[FIRST] = pu}
+else
+  local best, bestpri, besti -- bestpri: the best job's priority as ZRANGE gave it (a string)
+  local tops = 0 -- ready jobs seen: each tube's first two
+  -- By ARGV index, made with the first tube's slot (a table's growth costs a rehash):
+  pauses = {[FIRST] = false}
+  local woke = {[FIRST] = false} -- tick made a job of the tube reservable
+  local ready = {[FIRST] = 0} -- the tube's ready jobs seen (at most two)
+  for i = FIRST, #ARGV do
+    local t = ARGV[i]
+    local paused, pu
+    paused, pu, woke[i] = tick(t, true)
+    pauses[i] = pu
+    ready[i] = 0
+    if not paused then
+      local top = redis.call('ZRANGE', kready(t), '0', '1', 'WITHSCORES')
+      ready[i] = #top / 2
+      tops = tops + ready[i]
+      if top[1] then
+        local better = not best
+        if not better then
+          local pri, bp = top[2] + 0, bestpri + 0
+          better = pri < bp or (pri == bp and top[1] < best)
+        end
+        if better then best, bestpri, besti = top[1], top[2], i end
       end
-      if better then best, bestpri, besti = top[1], top[2], i end
     end
   end
-end
--- Tell the other waiters of a tube whose job tick made reservable, unless this reserve takes
--- the only ready job of the tube (the usual case when a waiter wakes for a delayed job): a
--- publish would only make another waiter run this script for nothing.
-for i = FIRST, #ARGV do
-  if woke[i] and not (i == besti and ready[i] == 1) then notify(ARGV[i]) end
-end
+  -- Tell the other waiters of a tube whose job tick made reservable, unless this reserve takes
+  -- the only ready job of the tube (the usual case when a waiter wakes for a delayed job): a
+  -- publish would only make another waiter run this script for nothing.
+  for i = FIRST, #ARGV do
+    if woke[i] and not (i == besti and ready[i] == 1) then notify(ARGV[i]) end
+  end
 
-if best then
-  local besttube = ARGV[besti]
-  redis.call('ZREM', kready(besttube), best)
-  local j = reserve_for(besttube, best, s, true)
-  local more = 0
-  if tops > 1 then more = 1 end
-  return {1, j[1], j[2], j[3], j[4], more, j[5]}
+  if best then
+    local besttube = ARGV[besti]
+    redis.call('ZREM', kready(besttube), best)
+    local j = reserve_for(besttube, best, s, true)
+    local more = 0
+    if tops > 1 then more = 1 end
+    return {1, j[1], j[2], j[3], j[4], more, j[5]}
+  end
 end
 
 local next, soon = -1, -1
 local function consider(v)
-  if v and (next < 0 or tonumber(v) < next) then next = tonumber(v) end
+  if v then
+    v = v + 0
+    if next < 0 or v < next then next = v end
+  end
 end
 -- The session's own reservations past their deadline (in any tube) expire first.
 local first = redis.call('ZRANGE', ksres(s), '0', '0', 'WITHSCORES')
-while first[1] and tonumber(first[2]) <= NOW do
+while first[1] and first[2] + 0 <= NOW do
   local t = redis.call('HGET', kjob(first[1]), 't')
   if t then tick(t) end
   redis.call('ZREM', ksres(s), first[1])
   first = redis.call('ZRANGE', ksres(s), '0', '0', 'WITHSCORES')
 end
 if first[1] then
-  soon = tonumber(first[2]) - margin
+  soon = first[2] - margin
   if soon <= NOW then return {2} end
 end
 for i = FIRST, #ARGV do
