@@ -104,6 +104,9 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 // share a batch (see execReserves).
 func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any) (*backend.Job, waitInfo, error) {
 	res, err := b.reserves.do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now})
+	if err == nil {
+		err = res.err
+	}
 	if err != nil {
 		return nil, waitInfo{}, callErr("reserve", err)
 	}
@@ -121,6 +124,7 @@ type reserveItem struct {
 type reserveResult struct {
 	job  *backend.Job
 	wait waitInfo
+	err  error // this attempt's own failure (its batch's second round), the others unaffected
 }
 
 // group is what attempts must share to be answered by one statement: the watch list and "now".
@@ -133,12 +137,43 @@ func (it reserveItem) group() string {
 }
 
 // execReserves answers a batch of reserve attempts in one round trip and one asynchronous
-// commit: a promote_tubes statement over every watched tube, then a reserve_many statement per
-// distinct watch list, the sessions of a group in the order they asked. The statements run one after the other in one transaction, so a later one
-// sees the jobs an earlier one reserved and takes others. An attempt that finds nothing learns
-// from the same statement what to wait for.
+// commit: a reserve_many statement per distinct watch list, the sessions of a group in the order
+// they asked. The statements run one after the other in one transaction, so a later one sees the
+// jobs an earlier one reserved and takes others. An attempt that finds nothing learns from the
+// same statement what to wait for. The groups whose tubes hold due jobs not yet promoted reserve
+// nothing in that round: they get a second one, promote_tubes first (see reserve_many.sql), in a
+// transaction of its own, so that a failure there does not undo the first round's reservations
+// (its attempts get the error, the others their jobs).
 func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]reserveResult, error) {
-	res := make([]reserveResult, len(items))
+	res, promote, err := b.reserveRound(ctx, items, false)
+	if err != nil || !slices.Contains(promote, true) {
+		return res, err
+	}
+	var again []reserveItem
+	var at []int
+	for i, p := range promote {
+		if p {
+			again = append(again, items[i])
+			at = append(at, i)
+		}
+	}
+	res2, _, err := b.reserveRound(ctx, again, true)
+	for k, i := range at {
+		if err != nil {
+			res[i] = reserveResult{err: err}
+		} else {
+			res[i] = res2[k]
+		}
+	}
+	return res, nil
+}
+
+// reserveRound runs one round of execReserves: promote_tubes first if promoted, then reserve_many
+// per group. promote[i] says that attempt i got nothing because its tubes hold due jobs to
+// promote first (never when promoted).
+func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promoted bool) (res []reserveResult, promote []bool, err error) {
+	res = make([]reserveResult, len(items))
+	promote = make([]bool, len(items))
 	answered := make([]bool, len(items))
 	type group struct {
 		first     int
@@ -158,21 +193,25 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 		g.sessions = append(g.sessions, it.session)
 		g.bySession[it.session] = i
 	}
-	err := b.run(ctx, "reserve", func(ctx context.Context) error {
+	err = b.run(ctx, "reserve", func(ctx context.Context) error {
 		clear(res)
+		clear(promote)
 		clear(answered)
 		bt := &pgx.Batch{}
-		// Due jobs first, in statements of their own: the reserves' snapshots then see them
-		// ready, also those another transaction was promoting (promote_tubes.sql). One statement
-		// for every watched tube of the batch, so that the rows it waits for are locked in one
-		// id order: a second one, after the first had locked rows and a reserve had taken some,
-		// could wait for a row held by a transaction waiting for one of those.
-		for _, p := range promotionsOf(items) {
-			bt.Queue(b.st.get("promote_tubes"), p.now, p.tubes, p.sessions)
+		if promoted {
+			// Due jobs first, in statements of their own: the reserves' snapshots then see them
+			// ready, also those another transaction was promoting (promote_tubes.sql). One
+			// statement for every watched tube of the batch, so that the rows it waits for are
+			// locked in one id order: a second one, after the first had locked rows and a
+			// reserve had taken some, could wait for a row held by a transaction waiting for one
+			// of those.
+			for _, p := range promotionsOf(items) {
+				bt.Queue(b.st.get("promote_tubes"), p.now, p.tubes, p.sessions)
+			}
 		}
 		for _, g := range groups {
 			it := items[g.first]
-			bt.Queue(b.st.get("reserve_many"), it.now, it.tubes, g.sessions).Query(func(rows pgx.Rows) error {
+			bt.Queue(b.st.get("reserve_many"), it.now, it.tubes, g.sessions, promoted).Query(func(rows pgx.Rows) error {
 				var (
 					session string
 					id      *int64
@@ -182,8 +221,9 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 					at      *time.Time
 					info    waitInfo
 					readyUS *int64
+					first   bool
 				)
-				_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body, &at, &info.ownDeadline, &info.nextDue, &readyUS}, func() error {
+				_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body, &at, &info.ownDeadline, &info.nextDue, &readyUS, &first}, func() error {
 					i, ok := g.bySession[session]
 					if !ok {
 						return fmt.Errorf("reserve_many answered session %q, which did not ask", session)
@@ -191,6 +231,8 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 					answered[i] = true
 					if id != nil {
 						res[i].job = withReadyFor(&backend.Job{ID: uint64(*id), Tube: *tube, Priority: uint32(*prio), Body: body}, readyUS)
+					} else if first {
+						promote[i] = true
 					} else if at != nil {
 						// Copies: the scan targets are reused for the next row.
 						res[i].wait = waitInfo{now: *at, ownDeadline: copyTime(info.ownDeadline), nextDue: copyTime(info.nextDue)}
@@ -205,7 +247,10 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 	if err == nil && slices.Contains(answered, false) {
 		err = errors.New("postgres: reserve: a session got neither a job nor what to wait for")
 	}
-	return res, err
+	if err == nil && promoted && slices.Contains(promote, true) {
+		err = errors.New("postgres: reserve: asked to promote again right after promoting")
+	}
+	return res, promote, err
 }
 
 // reserveHanded reserves job id, handed to this waiting reserve by a closing session (see
