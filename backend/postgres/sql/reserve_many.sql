@@ -26,16 +26,14 @@
 -- first, (session, NULLs, true).
 WITH due AS (
     -- Every watched tube, paused or not, as promote_tubes does. Scalar subqueries, not EXISTS,
-    -- which the planner would turn into a hashed scan of every tube's due entries: here each is
-    -- the first entry of its tube in jobs_delayed_tube or jobs_reserved_tube (tube, due_at).
+    -- which the planner would turn into a hashed scan of every tube's due entries: each is an
+    -- index range of jobs_delayed_tube or jobs_reserved_tube (tube, due_at), any row will do.
     SELECT NOT $4::boolean AND EXISTS (
         SELECT 1 FROM unnest($2::text[]) AS w(name)
-        WHERE (SELECT j.due_at FROM {{schema}}.jobs j
-               WHERE j.tube = w.name AND j.state = 2 AND j.due_at <= {{now}}
-               ORDER BY j.due_at LIMIT 1) IS NOT NULL
-           OR (SELECT j.due_at FROM {{schema}}.jobs j
-               WHERE j.tube = w.name AND j.state = 3 AND j.due_at <= {{now}}
-               ORDER BY j.due_at LIMIT 1) IS NOT NULL) AS first
+        WHERE (SELECT true FROM {{schema}}.jobs j
+               WHERE j.tube = w.name AND j.state = 2 AND j.due_at <= {{now}} LIMIT 1)
+           OR (SELECT true FROM {{schema}}.jobs j
+               WHERE j.tube = w.name AND j.state = 3 AND j.due_at <= {{now}} LIMIT 1)) AS first
 ), active AS (
     SELECT w.name
     FROM unnest($2::text[]) AS w(name)
