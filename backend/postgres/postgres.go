@@ -33,6 +33,9 @@ type Backend struct {
 	waiters  *waiters
 	writes   *batcher[write, writeResult]
 	reserves *batcher[reserveItem, reserveResult]
+	// dueLists: the watch lists (reserveItem.group) whose last reserve found due jobs to
+	// promote; their next reserve promotes first, in one round (see execReserves).
+	dueLists sync.Map
 	leases   *leases
 
 	stop      chan struct{}

@@ -34,6 +34,10 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		timeout := b.clock.AfterFunc(p.Timeout, func() { close(timedOut) })
 		defer timeout.Stop()
 	}
+	// After a wait, the next attempt promotes first: it was most likely woken by a delayed job
+	// coming due or a reservation running out, and would otherwise learn that from a first round
+	// and need a second (see execReserves).
+	promote := false
 	for {
 		// Read before the attempt: a timeout that fired earlier is answered only after an
 		// attempt made at (fake) time past it found nothing, so that a job maturing before the
@@ -48,7 +52,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		}
 		// One "now" per attempt: what the wait learns is consistent with what the attempt saw.
 		now := b.now()
-		job, info, err := b.tryReserve(ctx, p, now)
+		job, info, err := b.tryReserve(ctx, p, now, promote)
 		if err != nil || job != nil {
 			gaveUp = err != nil
 			return job, err
@@ -66,6 +70,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 			gaveUp = true
 			return nil, err
 		}
+		promote = true
 	}
 }
 
@@ -102,8 +107,8 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 
 // tryReserve reserves a job now if there is one, or says what to wait for. Concurrent attempts
 // share a batch (see execReserves).
-func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any) (*backend.Job, waitInfo, error) {
-	res, err := b.reserves.do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now})
+func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any, promote bool) (*backend.Job, waitInfo, error) {
+	res, err := b.reserves.do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now, promote: promote})
 	if err == nil {
 		err = res.err
 	}
@@ -117,7 +122,8 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now a
 type reserveItem struct {
 	tubes   []string
 	session string
-	now     any // nil, or the injected clock's time
+	now     any  // nil, or the injected clock's time
+	promote bool // promote due jobs first, without asking (an attempt after a wait)
 }
 
 // reserveResult answers an attempt: the job reserved, or, if none, what to wait for.
@@ -143,10 +149,20 @@ func (it reserveItem) group() string {
 // same statement what to wait for. The groups whose tubes hold due jobs not yet promoted reserve
 // nothing in that round: they get a second one, promote_tubes first (see reserve_many.sql), in a
 // transaction of its own, so that a failure there does not undo the first round's reservations
-// (its attempts get the error, the others their jobs).
+// (its attempts get the error, the others their jobs). A batch promotes first, in its one round,
+// as every batch once did, when one of its attempts was made after a wait (most likely woken by
+// something coming due) or watches tubes whose last reserve found due jobs (delayed jobs and
+// expired reservations keep coming): two rounds would make those later.
 func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]reserveResult, error) {
-	res, promote, err := b.reserveRound(ctx, items, false)
-	if err != nil || !slices.Contains(promote, true) {
+	promoted := slices.ContainsFunc(items, func(it reserveItem) bool {
+		_, due := b.dueLists.Load(it.group())
+		return it.promote || due
+	})
+	res, promote, n, err := b.reserveRound(ctx, items, promoted)
+	if err == nil && promoted {
+		b.noteDue(items, n > 0)
+	}
+	if err != nil || promoted || !slices.Contains(promote, true) {
 		return res, err
 	}
 	var again []reserveItem
@@ -157,7 +173,10 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 			at = append(at, i)
 		}
 	}
-	res2, _, err := b.reserveRound(ctx, again, true)
+	res2, _, n, err := b.reserveRound(ctx, again, true)
+	if err == nil {
+		b.noteDue(again, n > 0)
+	}
 	for k, i := range at {
 		if err != nil {
 			res[i] = reserveResult{err: err}
@@ -168,10 +187,21 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 	return res, nil
 }
 
+// noteDue remembers whether the watch lists of items had due jobs to promote.
+func (b *Backend) noteDue(items []reserveItem, due bool) {
+	for _, it := range items {
+		if due {
+			b.dueLists.Store(it.group(), struct{}{})
+		} else {
+			b.dueLists.Delete(it.group())
+		}
+	}
+}
+
 // reserveRound runs one round of execReserves: promote_tubes first if promoted, then reserve_many
 // per group. promote[i] says that attempt i got nothing because its tubes hold due jobs to
-// promote first (never when promoted).
-func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promoted bool) (res []reserveResult, promote []bool, err error) {
+// promote first (never when promoted); n is how many jobs promote_tubes made ready.
+func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promoted bool) (res []reserveResult, promote []bool, n int64, err error) {
 	res = make([]reserveResult, len(items))
 	promote = make([]bool, len(items))
 	answered := make([]bool, len(items))
@@ -197,6 +227,7 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 		clear(res)
 		clear(promote)
 		clear(answered)
+		n = 0
 		bt := &pgx.Batch{}
 		if promoted {
 			// Due jobs first, in statements of their own: the reserves' snapshots then see them
@@ -206,7 +237,12 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 			// reserve had taken some, could wait for a row held by a transaction waiting for one
 			// of those.
 			for _, p := range promotionsOf(items) {
-				bt.Queue(b.st.get("promote_tubes"), p.now, p.tubes, p.sessions)
+				bt.Queue(b.st.get("promote_tubes"), p.now, p.tubes, p.sessions).QueryRow(func(row pgx.Row) error {
+					var c int64
+					err := row.Scan(&c)
+					n += c
+					return err
+				})
 			}
 		}
 		for _, g := range groups {
@@ -250,7 +286,7 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 	if err == nil && promoted && slices.Contains(promote, true) {
 		err = errors.New("postgres: reserve: asked to promote again right after promoting")
 	}
-	return res, promote, err
+	return res, promote, n, err
 }
 
 // reserveHanded reserves job id, handed to this waiting reserve by a closing session (see

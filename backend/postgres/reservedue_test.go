@@ -3,6 +3,7 @@ package postgres
 import (
 	"testing"
 
+	"github.com/beangate/beangate/backend"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 )
@@ -63,5 +64,48 @@ func TestReserveManyAsksToPromoteFirst(t *testing.T) {
 				require.Zero(t, first)
 			}
 		})
+	}
+}
+
+// TestReservePromotesFirstWhileJobsComeDue: a reserve whose tubes had due jobs at the last
+// reserve promotes first, in one round (as with delayed jobs maturing all the time), until a
+// promotion finds nothing due; then reserves are one statement again. Either way the due job is
+// reserved.
+func TestReservePromotesFirstWhileJobsComeDue(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	schema := testSchema(t)
+	b := newTestBackend(t, nil, schema)
+	q := pgx.Identifier{schema}.Sanitize()
+	sid := backend.SessionID("due.1")
+	require.NoError(t, b.BeginSession(ctx, sid))
+	dueListed := func() bool {
+		_, ok := b.dueLists.Load(reserveItem{tubes: []string{"default"}}.group())
+		return ok
+	}
+	steps := []struct {
+		name     string
+		delayed  bool // a delayed job that has come due is there, else a ready one
+		listed   bool // before the reserve
+		listedAt bool // after it
+	}{
+		{"FirstDueJobTakesTwoRounds", true, false, true},
+		{"NextDueJobPromotedFirst", true, true, true},
+		{"NothingDueEndsIt", false, true, false},
+		{"ReadyJobOneStatement", false, false, false},
+	}
+	for _, s := range steps {
+		state, due := "1", "NULL"
+		if s.delayed {
+			state, due = "2", "now() - interval '1 second'"
+		}
+		_, err := admin(t).Exec(ctx, "INSERT INTO "+q+".jobs (id, tube, state, priority, delay_us, ttr_us, created_at, due_at, body) "+
+			"VALUES (nextval('"+q+".job_ids'), 'default', "+state+", 1, 0, 60000000, now(), "+due+", 'x')")
+		require.NoError(t, err)
+		require.Equal(t, s.listed, dueListed(), s.name)
+		job, err := b.Reserve(ctx, backend.ReserveParams{Session: sid, Tubes: []string{"default"}})
+		require.NoError(t, err, s.name)
+		require.NotNil(t, job, s.name)
+		require.Equal(t, s.listedAt, dueListed(), s.name)
 	}
 }
