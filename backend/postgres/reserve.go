@@ -133,9 +133,14 @@ type reserveResult struct {
 	err  error // this attempt's own failure (its batch's second round), the others unaffected
 }
 
+// watchList keys dueLists: the tubes alone (an injected clock's time would make every key new).
+func (it reserveItem) watchList() string {
+	return strings.Join(it.tubes, "\x00")
+}
+
 // group is what attempts must share to be answered by one statement: the watch list and "now".
 func (it reserveItem) group() string {
-	key := strings.Join(it.tubes, "\x00")
+	key := it.watchList()
 	if t, ok := it.now.(time.Time); ok {
 		key += "\x00" + t.Format(time.RFC3339Nano)
 	}
@@ -154,10 +159,7 @@ func (it reserveItem) group() string {
 // something coming due) or watches tubes whose last reserve found due jobs (delayed jobs and
 // expired reservations keep coming): two rounds would make those later.
 func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]reserveResult, error) {
-	promoted := slices.ContainsFunc(items, func(it reserveItem) bool {
-		_, due := b.dueLists.Load(it.group())
-		return it.promote || due
-	})
+	promoted := slices.ContainsFunc(items, func(it reserveItem) bool { return it.promote || b.dueListed(it) })
 	res, promote, n, err := b.reserveRound(ctx, items, promoted)
 	if err == nil && promoted {
 		b.noteDue(items, n > 0)
@@ -187,15 +189,31 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 	return res, nil
 }
 
+// maxDueLists bounds Backend.dueLists (watch lists come and go with the clients).
+const maxDueLists = 1024
+
 // noteDue remembers whether the watch lists of items had due jobs to promote.
 func (b *Backend) noteDue(items []reserveItem, due bool) {
+	b.dueMu.Lock()
+	defer b.dueMu.Unlock()
 	for _, it := range items {
-		if due {
-			b.dueLists.Store(it.group(), struct{}{})
-		} else {
-			b.dueLists.Delete(it.group())
+		if !due {
+			delete(b.dueLists, it.watchList())
+			continue
 		}
+		if b.dueLists == nil || len(b.dueLists) >= maxDueLists {
+			b.dueLists = map[string]struct{}{}
+		}
+		b.dueLists[it.watchList()] = struct{}{}
 	}
+}
+
+// dueListed tells whether the watch list of it had due jobs at its last reserve.
+func (b *Backend) dueListed(it reserveItem) bool {
+	b.dueMu.Lock()
+	defer b.dueMu.Unlock()
+	_, ok := b.dueLists[it.watchList()]
+	return ok
 }
 
 // reserveRound runs one round of execReserves: promote_tubes first if promoted, then reserve_many

@@ -80,8 +80,7 @@ func TestReservePromotesFirstWhileJobsComeDue(t *testing.T) {
 	sid := backend.SessionID("due.1")
 	require.NoError(t, b.BeginSession(ctx, sid))
 	dueListed := func() bool {
-		_, ok := b.dueLists.Load(reserveItem{tubes: []string{"default"}}.group())
-		return ok
+		return b.dueListed(reserveItem{tubes: []string{"default"}})
 	}
 	steps := []struct {
 		name     string
