@@ -121,3 +121,21 @@ func TestMigrateFalseLeavesTheSchemaToMigrateDB(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrateLeavesTheJobIndexesThePlansUse: every index on jobs is written by the puts,
+// reserves and deletes that move a job through its states (an entry per job and state), so the
+// migrated schema has exactly the ones a statement uses; jobs_reserved_due, which only stats used,
+// is gone (008).
+func TestMigrateLeavesTheJobIndexesThePlansUse(t *testing.T) {
+	t.Parallel()
+	pool := admin(t)
+	schema := testSchema(t)
+	ctx := testCtx(t)
+	require.NoError(t, Migrate(ctx, pool, schema))
+	rows, err := pool.Query(ctx, "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'jobs' ORDER BY indexname", schema)
+	require.NoError(t, err)
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"jobs_buried", "jobs_delayed_due", "jobs_delayed_tube", "jobs_pkey",
+		"jobs_ready", "jobs_reserved_by", "jobs_reserved_tube"}, names)
+}

@@ -33,6 +33,11 @@ type Backend struct {
 	waiters  *waiters
 	writes   *batcher[write, writeResult]
 	reserves *batcher[reserveItem, reserveResult]
+	// dueLists: the watch lists (reserveItem.watchList) whose last reserve found due jobs to
+	// promote; their next reserve promotes first, in one round (see execReserves). A hint: at
+	// most maxDueLists, forgotten all at once when full.
+	dueMu    sync.Mutex
+	dueLists map[string]struct{}
 	leases   *leases
 
 	stop      chan struct{}

@@ -34,6 +34,10 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		timeout := b.clock.AfterFunc(p.Timeout, func() { close(timedOut) })
 		defer timeout.Stop()
 	}
+	// After a wait, the next attempt promotes first: it was most likely woken by a delayed job
+	// coming due or a reservation running out, and would otherwise learn that from a first round
+	// and need a second (see execReserves).
+	promote := false
 	for {
 		// Read before the attempt: a timeout that fired earlier is answered only after an
 		// attempt made at (fake) time past it found nothing, so that a job maturing before the
@@ -48,7 +52,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		}
 		// One "now" per attempt: what the wait learns is consistent with what the attempt saw.
 		now := b.now()
-		job, info, err := b.tryReserve(ctx, p, now)
+		job, info, err := b.tryReserve(ctx, p, now, promote)
 		if err != nil || job != nil {
 			gaveUp = err != nil
 			return job, err
@@ -66,6 +70,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 			gaveUp = true
 			return nil, err
 		}
+		promote = true
 	}
 }
 
@@ -102,8 +107,11 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 
 // tryReserve reserves a job now if there is one, or says what to wait for. Concurrent attempts
 // share a batch (see execReserves).
-func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any) (*backend.Job, waitInfo, error) {
-	res, err := b.reserves.do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now})
+func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any, promote bool) (*backend.Job, waitInfo, error) {
+	res, err := b.reserves.do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now, promote: promote})
+	if err == nil {
+		err = res.err
+	}
 	if err != nil {
 		return nil, waitInfo{}, callErr("reserve", err)
 	}
@@ -114,18 +122,25 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now a
 type reserveItem struct {
 	tubes   []string
 	session string
-	now     any // nil, or the injected clock's time
+	now     any  // nil, or the injected clock's time
+	promote bool // promote due jobs first, without asking (an attempt after a wait)
 }
 
 // reserveResult answers an attempt: the job reserved, or, if none, what to wait for.
 type reserveResult struct {
 	job  *backend.Job
 	wait waitInfo
+	err  error // this attempt's own failure (its batch's second round), the others unaffected
+}
+
+// watchList keys dueLists: the tubes alone (an injected clock's time would make every key new).
+func (it reserveItem) watchList() string {
+	return strings.Join(it.tubes, "\x00")
 }
 
 // group is what attempts must share to be answered by one statement: the watch list and "now".
 func (it reserveItem) group() string {
-	key := strings.Join(it.tubes, "\x00")
+	key := it.watchList()
 	if t, ok := it.now.(time.Time); ok {
 		key += "\x00" + t.Format(time.RFC3339Nano)
 	}
@@ -133,12 +148,80 @@ func (it reserveItem) group() string {
 }
 
 // execReserves answers a batch of reserve attempts in one round trip and one asynchronous
-// commit: a promote_tubes statement over every watched tube, then a reserve_many statement per
-// distinct watch list, the sessions of a group in the order they asked. The statements run one after the other in one transaction, so a later one
-// sees the jobs an earlier one reserved and takes others. An attempt that finds nothing learns
-// from the same statement what to wait for.
+// commit: a reserve_many statement per distinct watch list, the sessions of a group in the order
+// they asked. The statements run one after the other in one transaction, so a later one sees the
+// jobs an earlier one reserved and takes others. An attempt that finds nothing learns from the
+// same statement what to wait for. The groups whose tubes hold due jobs not yet promoted reserve
+// nothing in that round: they get a second one, promote_tubes first (see reserve_many.sql), in a
+// transaction of its own, so that a failure there does not undo the first round's reservations
+// (its attempts get the error, the others their jobs). A batch promotes first, in its one round,
+// as every batch once did, when one of its attempts was made after a wait (most likely woken by
+// something coming due) or watches tubes whose last reserve found due jobs (delayed jobs and
+// expired reservations keep coming): two rounds would make those later.
 func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]reserveResult, error) {
-	res := make([]reserveResult, len(items))
+	promoted := slices.ContainsFunc(items, func(it reserveItem) bool { return it.promote || b.dueListed(it) })
+	res, promote, n, err := b.reserveRound(ctx, items, promoted)
+	if err == nil && promoted {
+		b.noteDue(items, n > 0)
+	}
+	if err != nil || promoted || !slices.Contains(promote, true) {
+		return res, err
+	}
+	var again []reserveItem
+	var at []int
+	for i, p := range promote {
+		if p {
+			again = append(again, items[i])
+			at = append(at, i)
+		}
+	}
+	res2, _, n, err := b.reserveRound(ctx, again, true)
+	if err == nil {
+		b.noteDue(again, n > 0)
+	}
+	for k, i := range at {
+		if err != nil {
+			res[i] = reserveResult{err: err}
+		} else {
+			res[i] = res2[k]
+		}
+	}
+	return res, nil
+}
+
+// maxDueLists bounds Backend.dueLists (watch lists come and go with the clients).
+const maxDueLists = 1024
+
+// noteDue remembers whether the watch lists of items had due jobs to promote.
+func (b *Backend) noteDue(items []reserveItem, due bool) {
+	b.dueMu.Lock()
+	defer b.dueMu.Unlock()
+	for _, it := range items {
+		if !due {
+			delete(b.dueLists, it.watchList())
+			continue
+		}
+		if b.dueLists == nil || len(b.dueLists) >= maxDueLists {
+			b.dueLists = map[string]struct{}{}
+		}
+		b.dueLists[it.watchList()] = struct{}{}
+	}
+}
+
+// dueListed tells whether the watch list of it had due jobs at its last reserve.
+func (b *Backend) dueListed(it reserveItem) bool {
+	b.dueMu.Lock()
+	defer b.dueMu.Unlock()
+	_, ok := b.dueLists[it.watchList()]
+	return ok
+}
+
+// reserveRound runs one round of execReserves: promote_tubes first if promoted, then reserve_many
+// per group. promote[i] says that attempt i got nothing because its tubes hold due jobs to
+// promote first (never when promoted); n is how many jobs promote_tubes made ready.
+func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promoted bool) (res []reserveResult, promote []bool, n int64, err error) {
+	res = make([]reserveResult, len(items))
+	promote = make([]bool, len(items))
 	answered := make([]bool, len(items))
 	type group struct {
 		first     int
@@ -158,21 +241,31 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 		g.sessions = append(g.sessions, it.session)
 		g.bySession[it.session] = i
 	}
-	err := b.run(ctx, "reserve", func(ctx context.Context) error {
+	err = b.run(ctx, "reserve", func(ctx context.Context) error {
 		clear(res)
+		clear(promote)
 		clear(answered)
+		n = 0
 		bt := &pgx.Batch{}
-		// Due jobs first, in statements of their own: the reserves' snapshots then see them
-		// ready, also those another transaction was promoting (promote_tubes.sql). One statement
-		// for every watched tube of the batch, so that the rows it waits for are locked in one
-		// id order: a second one, after the first had locked rows and a reserve had taken some,
-		// could wait for a row held by a transaction waiting for one of those.
-		for _, p := range promotionsOf(items) {
-			bt.Queue(b.st.get("promote_tubes"), p.now, p.tubes, p.sessions)
+		if promoted {
+			// Due jobs first, in statements of their own: the reserves' snapshots then see them
+			// ready, also those another transaction was promoting (promote_tubes.sql). One
+			// statement for every watched tube of the batch, so that the rows it waits for are
+			// locked in one id order: a second one, after the first had locked rows and a
+			// reserve had taken some, could wait for a row held by a transaction waiting for one
+			// of those.
+			for _, p := range promotionsOf(items) {
+				bt.Queue(b.st.get("promote_tubes"), p.now, p.tubes, p.sessions).QueryRow(func(row pgx.Row) error {
+					var c int64
+					err := row.Scan(&c)
+					n += c
+					return err
+				})
+			}
 		}
 		for _, g := range groups {
 			it := items[g.first]
-			bt.Queue(b.st.get("reserve_many"), it.now, it.tubes, g.sessions).Query(func(rows pgx.Rows) error {
+			bt.Queue(b.st.get("reserve_many"), it.now, it.tubes, g.sessions, promoted).Query(func(rows pgx.Rows) error {
 				var (
 					session string
 					id      *int64
@@ -182,8 +275,9 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 					at      *time.Time
 					info    waitInfo
 					readyUS *int64
+					first   bool
 				)
-				_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body, &at, &info.ownDeadline, &info.nextDue, &readyUS}, func() error {
+				_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body, &at, &info.ownDeadline, &info.nextDue, &readyUS, &first}, func() error {
 					i, ok := g.bySession[session]
 					if !ok {
 						return fmt.Errorf("reserve_many answered session %q, which did not ask", session)
@@ -191,6 +285,8 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 					answered[i] = true
 					if id != nil {
 						res[i].job = withReadyFor(&backend.Job{ID: uint64(*id), Tube: *tube, Priority: uint32(*prio), Body: body}, readyUS)
+					} else if first {
+						promote[i] = true
 					} else if at != nil {
 						// Copies: the scan targets are reused for the next row.
 						res[i].wait = waitInfo{now: *at, ownDeadline: copyTime(info.ownDeadline), nextDue: copyTime(info.nextDue)}
@@ -205,7 +301,10 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 	if err == nil && slices.Contains(answered, false) {
 		err = errors.New("postgres: reserve: a session got neither a job nor what to wait for")
 	}
-	return res, err
+	if err == nil && promoted && slices.Contains(promote, true) {
+		err = errors.New("postgres: reserve: asked to promote again right after promoting")
+	}
+	return res, promote, n, err
 }
 
 // reserveHanded reserves job id, handed to this waiting reserve by a closing session (see

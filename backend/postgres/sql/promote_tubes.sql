@@ -1,7 +1,8 @@
--- promote_tubes: the first statement of a reserve batch. In tubes $2, delayed jobs whose time has
--- come become ready and reservations whose TTR has passed return to ready (counting a timeout),
--- at most 500 (+ one per session, $3) of each per tube, in due order, so a backlog of due jobs
--- costs each reserve a bounded batch instead of a sort of the whole backlog.
+-- promote_tubes: the first statement of a reserve batch's second round, run when reserve_many
+-- found due jobs in its tubes. In tubes $2, delayed jobs whose time has come become ready and
+-- reservations whose TTR has passed return to ready (counting a timeout), at most 500 (+ one per
+-- session, $3) of each per tube, in due order, so a backlog of due jobs costs each reserve a
+-- bounded batch instead of a sort of the whole backlog.
 -- The rows are locked waiting, not skipped, and in id order: a due row another transaction is
 -- promoting (promote.sql for a stats or peek, another gateway's reserve) is waited for, so that
 -- the reserve statement after this one, whose snapshot is taken when it starts, sees it ready.

@@ -1,11 +1,15 @@
 -- reserve_many: reserves for each of the sessions $3 (in the order they asked: the first gets
 -- the best job) the ready job with the lowest (priority, id) over the watched tubes $2 that are
--- not paused, all sessions watching the same tubes. It runs right after promote_tubes in the same
--- transaction, so the delayed jobs whose time has come and the expired reservations of these
--- tubes are ready by now (see promote_tubes.sql for the bound on a backlog of due jobs: the order
--- is exact whenever at most 500 jobs of a tube came due since the last reserve or promote step;
--- beyond that, a job still waiting in the backlog may be passed over by a worse one already
--- promoted, until its own batch is promoted). Rows are found through the jobs_ready index with
+-- not paused, all sessions watching the same tubes. Delayed jobs whose time has come and expired
+-- reservations of these tubes must be ready first: unless $4 says that promote_tubes has just run
+-- in this transaction, a statement that finds such a job in any of the tubes reserves nothing and
+-- answers every session "promote first"; its caller then runs promote_tubes and this statement
+-- with $4 true, in a transaction of their own. Most reserves find nothing due and so cost one
+-- statement, not two (the check is two index probes per tube; promote_tubes, even with nothing
+-- to promote, sets up an UPDATE and an INSERT). See promote_tubes.sql for the bound on a
+-- backlog of due jobs: the order is exact whenever at most 500 jobs of a tube came due since the
+-- last reserve or promote step; beyond that, a job still waiting in the backlog may be passed over
+-- by a worse one already promoted, until its own batch is promoted. Rows are found through the jobs_ready index with
 -- LIMIT and SKIP LOCKED, so concurrent reserves take different jobs without waiting and a reserve
 -- stays O(log n) however many jobs are queued. This is how concurrent reserves share one
 -- statement and one commit.
@@ -16,14 +20,26 @@
 -- DEADLINE_SOON), and the next moment something may become reservable in the watched tubes: a
 -- delayed job's time, a reservation's deadline (those taken by this statement included), or a
 -- pause's end.
--- $1 now (NULL: database clock), $2 tubes, $3 sessions.
--- Returns per session either (session, job, NULL, NULL, NULL, µs the job was ready) or
--- (session, NULLs, now, own deadline, next due, NULL).
-WITH active AS (
+-- $1 now (NULL: database clock), $2 tubes, $3 sessions, $4 promote_tubes has just run.
+-- Returns per session either (session, job, NULL, NULL, NULL, µs the job was ready, false) or
+-- (session, NULLs, now, own deadline, next due, NULL, false), or, when due jobs must be promoted
+-- first, (session, NULLs, true).
+WITH due AS (
+    -- Every watched tube, paused or not, as promote_tubes does. Scalar subqueries, not EXISTS,
+    -- which the planner would turn into a hashed scan of every tube's due entries: each is an
+    -- index range of jobs_delayed_tube or jobs_reserved_tube (tube, due_at), any row will do.
+    SELECT NOT $4::boolean AND EXISTS (
+        SELECT 1 FROM unnest($2::text[]) AS w(name)
+        WHERE (SELECT true FROM {{schema}}.jobs j
+               WHERE j.tube = w.name AND j.state = 2 AND j.due_at <= {{now}} LIMIT 1)
+           OR (SELECT true FROM {{schema}}.jobs j
+               WHERE j.tube = w.name AND j.state = 3 AND j.due_at <= {{now}} LIMIT 1)) AS first
+), active AS (
     SELECT w.name
     FROM unnest($2::text[]) AS w(name)
     -- A scalar subquery per tube (not an anti join) so that the tube row is found by its key.
     WHERE (SELECT t.pause_until > {{now}} FROM {{schema}}.tubes t WHERE t.name = w.name) IS NOT TRUE
+      AND NOT (SELECT first FROM due)
 ), candidates AS (
     SELECT c.id, c.priority
     FROM active a
@@ -51,7 +67,8 @@ WITH active AS (
 SELECT reserved_by, id, tube, priority, body, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz,
     -- How long it was ready (µs; NULL: not known). Never negative: another transaction may have
     -- made it ready after this one's now().
-    greatest(0, (extract(epoch FROM {{now}} - ready_at) * 1000000)::bigint)
+    greatest(0, (extract(epoch FROM {{now}} - ready_at) * 1000000)::bigint),
+    false
 FROM reserved
 WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
 UNION ALL
@@ -74,5 +91,6 @@ SELECT u.session, NULL, NULL, NULL, NULL, {{now}},
         SELECT pause_until FROM {{schema}}.tubes
         WHERE name = ANY($2::text[]) AND pause_until > {{now}}
     ) next),
-    NULL
+    NULL,
+    (SELECT first FROM due)
 FROM unserved u
