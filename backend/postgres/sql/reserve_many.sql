@@ -73,8 +73,9 @@ FROM reserved
 WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
 UNION ALL
 SELECT u.session, NULL, NULL, NULL, NULL, {{now}},
-    -- FILTER, not a WHERE on due_at: a generic plan may otherwise take min() from jobs_reserved_due
-    -- in deadline order, filtering on the session: a scan of every session's reservations.
+    -- FILTER, not a WHERE on due_at: a generic plan could otherwise take min() from an index in
+    -- deadline order, filtering on the session: a scan of every session's reservations (the
+    -- (due_at) index on reservations, dropped in 008, was such a path).
     (SELECT min(j.due_at) FILTER (WHERE j.due_at > {{now}}) FROM {{schema}}.jobs j
      WHERE j.state = 3 AND j.reserved_by = u.session),
     (SELECT min(at) FROM (
