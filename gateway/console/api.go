@@ -246,6 +246,20 @@ func bulkStates(name string) ([]backend.State, error) {
 	return []backend.State{st}, nil
 }
 
+// eachState runs a flush's or a move's call for each state and adds up the jobs they acted on;
+// a failure still reports how many were done before it.
+func eachState(states []backend.State, call func(backend.State) (int, error)) (Result, error) {
+	var total int
+	for _, st := range states {
+		n, err := call(st)
+		total += n
+		if err != nil {
+			return Result{N: uint64(total)}, err
+		}
+	}
+	return Result{N: uint64(total)}, nil
+}
+
 func bulkOf(b backend.Backend) (backend.BulkEditor, error) {
 	e, ok := b.(backend.BulkEditor)
 	if !ok {
@@ -266,15 +280,9 @@ func (c *Console) postFlush(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return Result{}, err
 		}
-		var total int
-		for _, st := range states {
-			n, err := backend.DeleteAll(r.Context(), e, a.Tube, st, bulkBatch)
-			total += n
-			if err != nil {
-				return Result{N: uint64(total)}, err
-			}
-		}
-		return Result{N: uint64(total)}, nil
+		return eachState(states, func(st backend.State) (int, error) {
+			return backend.DeleteAll(r.Context(), e, a.Tube, st, bulkBatch)
+		})
 	})
 }
 
@@ -291,15 +299,9 @@ func (c *Console) postMove(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return Result{}, err
 		}
-		var total int
-		for _, st := range states {
-			n, err := backend.MoveAll(r.Context(), e, a.Tube, a.To, st, bulkBatch)
-			total += n
-			if err != nil {
-				return Result{N: uint64(total)}, err
-			}
-		}
-		return Result{N: uint64(total)}, nil
+		return eachState(states, func(st backend.State) (int, error) {
+			return backend.MoveAll(r.Context(), e, a.Tube, a.To, st, bulkBatch)
+		})
 	})
 }
 
