@@ -44,8 +44,17 @@ func report(rp *Replay) *Report {
 	for _, f := range rp.Files {
 		r.Bytes += f.Size
 	}
-	byTube := map[string]*TubeCount{}
 	for _, j := range rp.Jobs {
+		r.LiveBytes += FullSize(len(j.Tube), len(j.Body))
+	}
+	r.Tubes = CountByTube(rp.Jobs)
+	return r
+}
+
+// CountByTube counts jobs per tube by the state they come back in, in tube name order.
+func CountByTube(jobs []*Job) []TubeCount {
+	byTube := map[string]*TubeCount{}
+	for _, j := range jobs {
 		t := byTube[j.Tube]
 		if t == nil {
 			t = &TubeCount{Name: j.Tube}
@@ -59,13 +68,13 @@ func report(rp *Replay) *Report {
 		default:
 			t.Ready++
 		}
-		r.LiveBytes += FullSize(len(j.Tube), len(j.Body))
 	}
+	out := make([]TubeCount, 0, len(byTube))
 	for _, t := range byTube {
-		r.Tubes = append(r.Tubes, *t)
+		out = append(out, *t)
 	}
-	sort.Slice(r.Tubes, func(a, b int) bool { return r.Tubes[a].Name < r.Tubes[b].Name })
-	return r
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
 }
 
 // Compact rewrites a stopped server's directory to its live jobs: one new file numbered after

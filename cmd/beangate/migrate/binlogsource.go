@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -47,27 +46,11 @@ func openBinlogSource(dir string, tubes matcher, log *slog.Logger) (*binlogSourc
 func (s *binlogSource) Name() string { return s.name }
 
 func (s *binlogSource) Plan(context.Context) ([]TubePlan, error) {
-	by := map[string]*TubePlan{}
-	for _, j := range s.jobs {
-		p := by[j.Tube]
-		if p == nil {
-			p = &TubePlan{Tube: j.Tube}
-			by[j.Tube] = p
-		}
-		switch j.State {
-		case binlog.Buried:
-			p.Buried++
-		case binlog.Delayed:
-			p.Delayed++
-		default:
-			p.Ready++ // a job reserved when the server stopped comes back ready
-		}
+	counts := binlog.CountByTube(s.jobs)
+	out := make([]TubePlan, len(counts))
+	for i, c := range counts {
+		out[i] = TubePlan{Tube: c.Name, Ready: uint64(c.Ready), Delayed: uint64(c.Delayed), Buried: uint64(c.Buried)}
 	}
-	out := make([]TubePlan, 0, len(by))
-	for _, p := range by {
-		out = append(out, *p)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Tube < out[b].Tube })
 	return out, nil
 }
 

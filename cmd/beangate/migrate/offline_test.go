@@ -3,9 +3,12 @@ package migrate
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -56,6 +59,28 @@ func TestOfflineFromBeanstalkdBinlogIntoEachStore(t *testing.T) {
 	recorded, err := binlog.ReadDir(dir, binlog.ReadOptions{})
 	require.NoError(t, err)
 	require.Len(t, recorded.Jobs, len(want))
+
+	// --dry-run's plan: each tube's jobs by the state they come back in (reserved: ready).
+	byTube := map[string]TubePlan{}
+	for _, j := range want {
+		p := byTube[j.tube]
+		p.Tube = j.tube
+		switch j.state {
+		case "delayed":
+			p.Delayed++
+		case "buried":
+			p.Buried++
+		default:
+			p.Ready++
+		}
+		byTube[j.tube] = p
+	}
+	src, err := OpenSource(context.Background(), "binlog:"+dir, "", false, testLog(t))
+	require.NoError(t, err)
+	plan, err := src.Plan(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, src.Close())
+	require.Equal(t, slices.SortedFunc(maps.Values(byTube), func(a, b TubePlan) int { return strings.Compare(a.Tube, b.Tube) }), plan)
 
 	for _, st := range allStores(t) {
 		t.Run(st.name, func(t *testing.T) {
