@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beangate/beangate/backend/backendtest"
+
 	"github.com/beangate/beangate/backend"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -44,10 +46,7 @@ func admin(t *testing.T) *pgxpool.Pool {
 		}
 	})
 	if adminErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL unreachable at %s: %v", testURL(), adminErr)
-		}
-		t.Skipf("PostgreSQL unreachable at %s (set PG_URL; CI=true makes this fail): %v", testURL(), adminErr)
+		backendtest.Unavailable(t, "PostgreSQL unreachable at %s (set PG_URL): %v", testURL(), adminErr)
 	}
 	return adminPool
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -106,16 +105,9 @@ type redisCluster struct {
 // startCluster starts the cluster, or skips the test when it cannot (fails it with CI=true).
 func startCluster(t *testing.T) *redisCluster {
 	t.Helper()
-	unavailable := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Redis Cluster unavailable (CI=true, so this fails): "+format, args...)
-		}
-		t.Skipf("Redis Cluster unavailable, skipping (set CI=true to fail instead): "+format, args...)
-	}
 	for _, bin := range []string{"redis-server", "redis-cli"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			unavailable("%s not installed", bin)
+			backendtest.Unavailable(t, "Redis Cluster unavailable: %s not installed", bin)
 		}
 	}
 	const nodes = 3
@@ -141,7 +133,7 @@ func startCluster(t *testing.T) *redisCluster {
 			"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no",
 			"--maxmemory-policy", "noeviction")
 		if err := cmd.Start(); err != nil {
-			unavailable("starting redis-server: %v", err)
+			backendtest.Unavailable(t, "Redis Cluster unavailable: starting redis-server: %v", err)
 		}
 		t.Cleanup(func() {
 			_ = cmd.Process.Kill()
@@ -152,7 +144,7 @@ func startCluster(t *testing.T) *redisCluster {
 	defer cancel()
 	for i := range nodes {
 		if err := c.poll(ctx, i, func(admin *goredis.Client) bool { return admin.Ping(ctx).Err() == nil }); err != nil {
-			unavailable("node %d did not start: %v", i, err)
+			backendtest.Unavailable(t, "Redis Cluster unavailable: node %d did not start: %v", i, err)
 		}
 	}
 	args := []string{"--cluster", "create"}
@@ -161,14 +153,14 @@ func startCluster(t *testing.T) *redisCluster {
 	}
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
 	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
-		unavailable("redis-cli --cluster create: %v\n%s", err, out)
+		backendtest.Unavailable(t, "Redis Cluster unavailable: redis-cli --cluster create: %v\n%s", err, out)
 	}
 	for i := range nodes {
 		if err := c.poll(ctx, i, func(admin *goredis.Client) bool {
 			info, err := admin.ClusterInfo(ctx).Result()
 			return err == nil && strings.Contains(info, "cluster_state:ok")
 		}); err != nil {
-			unavailable("node %d never reported cluster_state:ok: %v", i, err)
+			backendtest.Unavailable(t, "Redis Cluster unavailable: node %d never reported cluster_state:ok: %v", i, err)
 		}
 	}
 	return c

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/beangate/beangate/backend/backendtest"
 	"net"
 	"os"
 	"os/exec"
@@ -18,10 +19,7 @@ const beanstalkdPath = "/usr/bin/beanstalkd"
 func startBeanstalkd(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(beanstalkdPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but %s is missing: install beanstalkd", beanstalkdPath)
-		}
-		t.Skipf("%s not installed: skipping tests against a real beanstalkd", beanstalkdPath)
+		backendtest.Unavailable(t, "%s not installed (apt-get install beanstalkd)", beanstalkdPath)
 	}
 	port := freePort(t)
 	cmd := exec.Command(beanstalkdPath, "-l", "127.0.0.1", "-p", strconv.Itoa(port))

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/beangate/beangate/backend/backendtest"
+
 	"github.com/beanstalkd/go-beanstalk"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -85,10 +87,7 @@ func browser(t *testing.T) context.Context {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed; .ci/run installs it (apt-get install chromium)")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium)")
+		backendtest.Unavailable(t, "chromium is not installed (apt-get install chromium; .ci/run installs it)")
 	}
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.WindowSize(1280, 900),

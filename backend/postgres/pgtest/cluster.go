@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/beangate/beangate/backend/backendtest"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,11 +38,7 @@ func PrivateCluster(t testing.TB) *Cluster {
 	t.Helper()
 	unavailable := func(format string, args ...any) *Cluster {
 		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("private PostgreSQL cluster: %s", msg)
-		}
-		t.Skipf("private PostgreSQL cluster: %s (CI=true makes this fail)", msg)
+		backendtest.Unavailable(t, "private PostgreSQL cluster: "+format, args...)
 		return nil
 	}
 	bin, err := postgresBinDir()
