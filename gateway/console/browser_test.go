@@ -247,7 +247,9 @@ func TestConsoleInChromium(t *testing.T) {
 			chromedp.SetValue("#preview-mode", "json"),
 			until(`document.querySelector('#preview-mode').dispatchEvent(new Event('change')) || true`),
 			until(`document.querySelector('#job-body').textContent.includes('"order": 42')`)))
-		text, err := chromedp.Run(ctx, chromedp.TextContent("#job-body"))
+		// Read in the page in one step: the view re-renders as it refreshes, and a node looked up
+		// first and read after may be gone by then (chromedp: "No node with given id found").
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#job-body').textContent`))
 		require.NoError(t, err)
 		require.Contains(t, text, "\"items\": [\n")
 	})
