@@ -5,12 +5,9 @@ import (
 	"crypto/rand"
 	_ "embed"
 	"encoding/hex"
-	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-
-	beanredis "github.com/beangate/beangate/backend/redis"
 )
 
 //go:embed floor_redis.lua
@@ -26,20 +23,8 @@ type redisFloor struct {
 }
 
 func openRedisFloor(ctx context.Context, url string, body int) (*redisFloor, error) {
-	bo, err := beanredis.ParseURL(url)
+	c, err := openRedisNode(ctx, url)
 	if err != nil {
-		return nil, err
-	}
-	if bo.Cluster {
-		return nil, fmt.Errorf("the floor is measured on one Redis node, not a Cluster")
-	}
-	opts, err := redis.ParseURL(bo.URL)
-	if err != nil {
-		return nil, err
-	}
-	c := redis.NewClient(opts)
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
 		return nil, err
 	}
 	var tag [4]byte

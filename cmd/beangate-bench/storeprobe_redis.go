@@ -18,6 +18,16 @@ type redisProbe struct{ c *redis.Client }
 // openRedisProbe takes the gateway's own backend URL (prefix=, timeout= and the like are
 // dropped as the backend drops them). One node's INFO is not a Cluster's: not measured there.
 func openRedisProbe(ctx context.Context, url string) (*redisProbe, error) {
+	c, err := openRedisNode(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	return &redisProbe{c: c}, nil
+}
+
+// openRedisNode connects to the one Redis node of a gateway's backend URL and pings it; the
+// bench's figures are one node's, so a Cluster URL is refused.
+func openRedisNode(ctx context.Context, url string) (*redis.Client, error) {
 	bo, err := beanredis.ParseURL(url)
 	if err != nil {
 		return nil, err
@@ -34,7 +44,7 @@ func openRedisProbe(ctx context.Context, url string) (*redisProbe, error) {
 		c.Close()
 		return nil, err
 	}
-	return &redisProbe{c: c}, nil
+	return c, nil
 }
 
 func (p *redisProbe) sample(ctx context.Context) (storeSample, error) {
