@@ -18,9 +18,10 @@ CREATE INDEX ON {{schema}}.jobs (priority, id) WHERE state = 1;
 CREATE INDEX ON {{schema}}.jobs (id) WHERE state = 3;
 
 -- name: put
--- $1 how many, $2 the body
+-- $1 how many, $2 the body; answers the new ids, as a put must
 INSERT INTO {{schema}}.jobs (state, priority, ttr_us, body)
 SELECT 1, 1024, 60000000, $2::bytea FROM generate_series(1, $1::int)
+RETURNING id
 
 -- name: reserve
 -- $1 how many: the best ready jobs, as concurrent reserves take them (SKIP LOCKED)
@@ -41,6 +42,7 @@ WHERE id = ANY(ARRAY(
 RETURNING id, body
 
 -- name: delete
--- $1 how many reserved jobs (any)
+-- $1 how many reserved jobs (any); answers their ids
 DELETE FROM {{schema}}.jobs
 WHERE id = ANY(ARRAY(SELECT id FROM {{schema}}.jobs WHERE state = 3 LIMIT $1::int FOR UPDATE SKIP LOCKED))
+RETURNING id

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	_ "embed"
 	"encoding/hex"
+	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -46,7 +47,14 @@ func (f *redisFloor) roundTrip(ctx context.Context, ops []byte) error {
 		args = append(args, string(op))
 	}
 	f.args = args
-	return f.script.EvalSha(ctx, f.c, f.keys, args...).Err()
+	replies, err := f.script.EvalSha(ctx, f.c, f.keys, args...).Slice()
+	if err != nil {
+		return err
+	}
+	if len(replies) != len(ops) {
+		return fmt.Errorf("floor: %d operations answered with %d replies", len(ops), len(replies))
+	}
+	return nil
 }
 
 // settle empties the floor's keys, so that every round starts from the same empty queue.
