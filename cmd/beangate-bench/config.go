@@ -23,6 +23,11 @@ type config struct {
 func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("beangate-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: beangate-bench -servers name=host:port,... [flags]   compare beanstalk servers")
+		fmt.Fprintln(stderr, "       beangate-bench floor -store URL [flags]          what the least possible queue costs the store (floor -h)")
+		fs.PrintDefaults()
+	}
 	cfg := &config{}
 	servers := fs.String("servers", "", "servers to compare, `name=host:port,...`; ratios are to the first")
 	pids := fs.String("pid", "", "server pids for the conns scenario and CPU per job, `name=PID,...` (default: found by port in /proc)")
