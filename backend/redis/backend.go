@@ -58,12 +58,13 @@ var _ backend.Backend = (*Backend)(nil)
 
 var errClosed = errors.New("backend/redis: closed")
 
-// batchesInFlight is how many batches may be in flight at once. One: calls that come while a
-// batch is out wait for the next one, so batches are as large as the load makes them, and each
-// batch costs a round trip's syscalls and wake-ups in the gateway and in Redis whatever its size.
-// Measured in-process (BenchmarkCycle, 16 sessions), gateway and Redis CPU per put+reserve+delete:
-// ~93-99 µs with one in flight, ~101 µs with two. A lone caller never waits for a slot.
-const batchesInFlight = 1
+// batchesInFlight is how many batches may be in flight at once. Calls that come while a batch of
+// several is out wait for the next one, so batches are as large as the load makes them, and each
+// batch costs a round trip's syscalls and wake-ups in the gateway and in Redis whatever its size
+// (two in flight under load: 1.05× the jobs/s for +12 % Redis CPU per job, docs/benchmarks.md).
+// A second goes out only beside a batch of a single call, for a single call (mayLeadLocked): a
+// producer and a worker then each have their own round trip. A lone caller never waits for a slot.
+const batchesInFlight = 2
 
 // Backend is a backend.Backend on Redis. Use New.
 type Backend struct {

@@ -38,10 +38,13 @@ type batcher struct {
 	maxInFlight int
 
 	beforeSend func() // tests: widen the window between being handed a slot and sending
+	sending    func() // tests: called with the batch formed, before it is sent
 
 	mu       sync.Mutex
 	queue    []*scriptCall
 	inFlight int // batches being sent or awaited, each by its leader
+	flying   int // calls in those batches
+	avgBatch int // calls per batch lately, a moving average in 1024ths (see mayLeadLocked)
 	closed   bool
 }
 
@@ -88,7 +91,7 @@ func (b *batcher) runSent(ctx context.Context, o op, now string, args ...any) (a
 	}
 	c.queued = true
 	b.queue = append(b.queue, c)
-	lead := b.inFlight < b.maxInFlight
+	lead := b.mayLeadLocked()
 	if lead {
 		b.inFlight++
 	}
@@ -137,26 +140,49 @@ func (b *batcher) send() {
 		c.queued = false
 		c.sent = sent
 	}
+	b.flying += len(batch)
+	if len(batch) > 0 {
+		b.avgBatch += (len(batch)<<10 - b.avgBatch) >> 3
+	}
 	b.mu.Unlock()
 
+	if b.sending != nil {
+		b.sending()
+	}
 	b.exec(batch)
 
 	b.mu.Lock()
-	if !b.closed {
+	b.flying -= len(batch)
+	b.inFlight--
+	if !b.closed && len(b.queue) > 0 && b.mayLeadLocked() {
 		// Hand the slot to a queued call not already made leader: both slots' leaders may
 		// finish before the first one handed a slot has run, and a call leads only once, so
-		// handing it a second slot would lose that slot for good.
+		// handing it a second slot would lose that slot for good. A queue that may not go out
+		// now goes with the hand-off of the batch still in flight.
 		for _, next := range b.queue {
 			if !next.lead {
 				next.lead = true
+				b.inFlight++
 				b.mu.Unlock()
 				signal(next.wake)
 				return
 			}
 		}
 	}
-	b.inFlight--
 	b.mu.Unlock()
+}
+
+// mayLeadLocked reports whether the queue may go out as a batch now: when no batch is in flight,
+// or, up to maxInFlight, when batches lately held a single call, as does each in flight and the
+// queue. Many sessions at work share batches (one round trip for all that queued meanwhile, fewer
+// round trips per job than two batches in flight would take); a few, each waiting for its own
+// reply, would otherwise take turns, one round trip at a time, where each can have its own (a
+// producer and a worker: issue 19).
+func (b *batcher) mayLeadLocked() bool {
+	if b.inFlight == 0 {
+		return true
+	}
+	return b.inFlight < b.maxInFlight && b.avgBatch < 1536 && b.flying == b.inFlight && len(b.queue) == 1
 }
 
 // stop fails every call still queued and makes later ones fail at once; batches in flight

@@ -12,16 +12,23 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// Many sessions calling at once keep both batch slots busy and handed over. Both leaders may
-// finish before a call handed a slot has run (the hook makes that likely); a slot handed to a
-// call that already leads would be lost, and with both lost later calls wait with nobody to
-// send them until they time out.
+// Sessions calling at once keep the batch slots busy and handed over: a few use both (each
+// alone in its batch), many share one. Both leaders may finish before a call handed a slot has
+// run (the hook makes that likely); a slot handed to a call that already leads would be lost,
+// and with both lost later calls wait with nobody to send them until they time out.
 func TestBatchSlotsAreNeverLost(t *testing.T) {
-	b := newInternalBackend(t)
-	b.batch.beforeSend = func() { time.Sleep(200 * time.Microsecond) }
-	b.batch.maxInFlight = 2 // the lost slot needs two leaders; before any call, so no race
+	for _, sessions := range []int{2, 3, 32} {
+		t.Run(fmt.Sprintf("%d sessions", sessions), func(t *testing.T) {
+			b := newInternalBackend(t)
+			b.batch.beforeSend = func() { time.Sleep(200 * time.Microsecond) }
+			require.Equal(t, 2, b.batch.maxInFlight, "the lost slot needs two leaders")
+			callConcurrently(t, b, sessions, 60)
+		})
+	}
+}
 
-	const sessions, calls = 32, 60
+func callConcurrently(t *testing.T, b *Backend, sessions, calls int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, sessions)
 	for i := range sessions {
@@ -49,6 +56,60 @@ func TestBatchSlotsAreNeverLost(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
+	}
+}
+
+// Two sessions, each waiting for its own reply (a producer and a worker), each have a round trip
+// at once; they do not take turns behind one batch slot.
+func TestFewSessionsSendSideBySide(t *testing.T) {
+	b := newInternalBackend(t)
+	var mu sync.Mutex
+	sending, most := 0, 0
+	b.batch.sending = func() {
+		mu.Lock()
+		sending++
+		most = max(most, sending)
+		mu.Unlock()
+		// Until it has happened once, wait a little for the other session's batch, as a slow
+		// round trip to Redis would.
+		for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			mu.Lock()
+			seen := most == 2
+			mu.Unlock()
+			if seen {
+				break
+			}
+		}
+		mu.Lock()
+		sending--
+		mu.Unlock()
+	}
+	callConcurrently(t, b, 2, 10)
+	require.Equal(t, 2, most, "the second session's call waited for the first one's batch")
+}
+
+// Which queue may go out beside a batch in flight: only single calls, while batches have lately
+// held single calls (few sessions); never while sessions share batches, never beyond two.
+func TestMayLead(t *testing.T) {
+	for _, tc := range []struct {
+		name                     string
+		inFlight, flying, queued int
+		avgBatch                 int // 16ths
+		want                     bool
+	}{
+		{"nothing in flight", 0, 0, 5, 5 << 10, true},
+		{"a single call beside a single call", 1, 1, 1, 1 << 10, true},
+		{"batches lately shared", 1, 1, 1, 2 << 10, false},
+		{"the batch in flight holds several calls", 1, 3, 1, 1 << 10, false},
+		{"several calls queued", 1, 1, 2, 1 << 10, false},
+		{"a leader about to form its batch", 1, 0, 1, 1 << 10, false},
+		{"two in flight already", 2, 2, 1, 1 << 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &batcher{maxInFlight: 2, inFlight: tc.inFlight, flying: tc.flying, avgBatch: tc.avgBatch,
+				queue: make([]*scriptCall, tc.queued)}
+			require.Equal(t, tc.want, b.mayLeadLocked())
+		})
 	}
 }
 
