@@ -8,6 +8,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/beangate/beangate/backend/inflight"
 )
 
 // maxBatch and maxBatchBytes bound one batch, so that a burst does not delay the first callers
@@ -21,9 +23,9 @@ const (
 
 // batcher coalesces operations from many sessions into batches, each sent as one FCALL of the
 // library's batch function (lua/batch.lua), or of the operation's own function when it is
-// alone: while maxInFlight batches are out, calls queue up and go out together in the next
-// one. With N sessions active that is about one Redis round trip and one Redis command per N
-// operations.
+// alone: while a batch is out, calls queue up and go out together in the next one (a second,
+// up to maxInFlight, only for a few sessions each alone in its batch: backend/inflight). With N
+// sessions active that is about one Redis round trip and one Redis command per N operations.
 //
 // There are no worker goroutines: a caller that finds a free slot sends the queue itself (it
 // leads), and when its batch is answered it hands the slot to the first caller still queued,
@@ -44,7 +46,7 @@ type batcher struct {
 	queue    []*scriptCall
 	inFlight int // batches being sent or awaited, each by its leader
 	flying   int // calls in those batches
-	avgBatch int // calls per batch lately, a moving average in 1024ths (see mayLeadLocked)
+	sizes    inflight.Policy
 	closed   bool
 }
 
@@ -141,9 +143,7 @@ func (b *batcher) send() {
 		c.sent = sent
 	}
 	b.flying += len(batch)
-	if len(batch) > 0 {
-		b.avgBatch += (len(batch)<<10 - b.avgBatch) >> 3
-	}
+	b.sizes.Sent(len(batch))
 	b.mu.Unlock()
 
 	if b.sending != nil {
@@ -172,17 +172,10 @@ func (b *batcher) send() {
 	b.mu.Unlock()
 }
 
-// mayLeadLocked reports whether the queue may go out as a batch now: when no batch is in flight,
-// or, up to maxInFlight, when batches lately held a single call, as does each in flight and the
-// queue. Many sessions at work share batches (one round trip for all that queued meanwhile, fewer
-// round trips per job than two batches in flight would take); a few, each waiting for its own
-// reply, would otherwise take turns, one round trip at a time, where each can have its own (a
-// producer and a worker: issue 19).
+// mayLeadLocked reports whether the queue may go out as a batch now (inflight.Policy: beside a
+// batch in flight only for a few sessions each waiting for its own reply).
 func (b *batcher) mayLeadLocked() bool {
-	if b.inFlight == 0 {
-		return true
-	}
-	return b.inFlight < b.maxInFlight && b.avgBatch < 1536 && b.flying == b.inFlight && len(b.queue) == 1
+	return b.sizes.MayAdd(b.inFlight, b.flying, len(b.queue), b.maxInFlight)
 }
 
 // stop fails every call still queued and makes later ones fail at once; batches in flight

@@ -88,31 +88,6 @@ func TestFewSessionsSendSideBySide(t *testing.T) {
 	require.Equal(t, 2, most, "the second session's call waited for the first one's batch")
 }
 
-// Which queue may go out beside a batch in flight: only single calls, while batches have lately
-// held single calls (few sessions); never while sessions share batches, never beyond two.
-func TestMayLead(t *testing.T) {
-	for _, tc := range []struct {
-		name                     string
-		inFlight, flying, queued int
-		avgBatch                 int // 16ths
-		want                     bool
-	}{
-		{"nothing in flight", 0, 0, 5, 5 << 10, true},
-		{"a single call beside a single call", 1, 1, 1, 1 << 10, true},
-		{"batches lately shared", 1, 1, 1, 2 << 10, false},
-		{"the batch in flight holds several calls", 1, 3, 1, 1 << 10, false},
-		{"several calls queued", 1, 1, 2, 1 << 10, false},
-		{"a leader about to form its batch", 1, 0, 1, 1 << 10, false},
-		{"two in flight already", 2, 2, 1, 1 << 10, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b := &batcher{maxInFlight: 2, inFlight: tc.inFlight, flying: tc.flying, avgBatch: tc.avgBatch,
-				queue: make([]*scriptCall, tc.queued)}
-			require.Equal(t, tc.want, b.mayLeadLocked())
-		})
-	}
-}
-
 func TestBatchLen(t *testing.T) {
 	calls := func(sizes ...int) []*scriptCall {
 		q := make([]*scriptCall, len(sizes))
