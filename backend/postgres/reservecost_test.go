@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"testing"
@@ -73,25 +72,14 @@ func TestReserveCostDoesNotGrowWithTheQueue(t *testing.T) {
 				tx, err := conn.Begin(ctx)
 				require.NoError(t, err)
 				defer func() { _ = tx.Rollback(ctx) }()
-				var most func(n map[string]any) int
-				most = func(n map[string]any) int {
-					m := int(n["Shared Hit Blocks"].(float64) + n["Shared Read Blocks"].(float64))
-					children, _ := n["Plans"].([]any)
-					for _, child := range children {
-						m = max(m, most(child.(map[string]any)))
-					}
-					return m
-				}
 				// Both forms: the first round (which checks for due jobs) and the one after a
 				// promotion (which reserves whatever is ready).
 				m := 0
 				for _, promoted := range []bool{false, true} {
-					var out []byte
-					require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+b.st.get("reserve_many"),
-						nil, []string{"default"}, []string{"cost.1"}, promoted).Scan(&out))
-					var plan []struct{ Plan map[string]any }
-					require.NoError(t, json.Unmarshal(out, &plan))
-					m = max(m, most(plan[0].Plan))
+					explainAnalyze(t, ctx, tx, b.st.get("reserve_many"),
+						nil, []string{"default"}, []string{"cost.1"}, promoted).walk(func(n planNode) {
+						m = max(m, n.pages())
+					})
 				}
 				return m
 			}

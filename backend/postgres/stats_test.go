@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -69,26 +68,14 @@ func TestStatsExpiredCountDoesNotScanReservations(t *testing.T) {
 	conn, err := b.pool.Acquire(ctx)
 	require.NoError(t, err)
 	defer conn.Release()
-	var out []byte
-	require.NoError(t, conn.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+b.st.get("stats"), nil).Scan(&out))
-	var plan []struct{ Plan map[string]any }
-	require.NoError(t, json.Unmarshal(out, &plan))
-	var find func(n map[string]any) map[string]any
-	find = func(n map[string]any) map[string]any {
+	var expired planNode
+	explainAnalyze(t, ctx, conn, b.st.get("stats"), nil).walk(func(n planNode) {
 		if n["Subplan Name"] == "CTE expired" {
-			return n
+			expired = n
 		}
-		children, _ := n["Plans"].([]any)
-		for _, child := range children {
-			if f := find(child.(map[string]any)); f != nil {
-				return f
-			}
-		}
-		return nil
-	}
-	expired := find(plan[0].Plan)
+	})
 	require.NotNil(t, expired, "stats counts the expired reservations in its CTE expired")
-	pages := int(expired["Shared Hit Blocks"].(float64) + expired["Shared Read Blocks"].(float64))
+	pages := expired.pages()
 	t.Logf("pages read counting expired reservations among 100,000 live ones: %d", pages)
 	// A descent of jobs_reserved_tube per tube; a scan of the reservations reads hundreds.
 	require.Less(t, pages, 30)
