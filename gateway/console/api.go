@@ -60,7 +60,12 @@ func (c *Console) store(w http.ResponseWriter, r *http.Request) (backend.Backend
 func (c *Console) getInfo(w http.ResponseWriter, _ *http.Request) {
 	_, lists := c.backend().(backend.JobLister)
 	_, bulk := c.backend().(backend.BulkEditor)
-	writeJSON(w, Info{Backend: c.opts.Backend, ReadOnly: c.opts.ReadOnly, CSRF: c.csrf, Listing: lists && bulk})
+	info := Info{Backend: c.opts.Backend, ReadOnlyReason: c.actionsOff(), Listing: lists && bulk}
+	info.ReadOnly = info.ReadOnlyReason != ""
+	if !info.ReadOnly {
+		info.CSRF = c.csrf // without actions the token serves nothing: not handed out
+	}
+	writeJSON(w, info)
 }
 
 func (c *Console) getOverview(w http.ResponseWriter, r *http.Request) {

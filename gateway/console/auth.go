@@ -14,8 +14,9 @@ import (
 
 // Auth is who may use the console: Basic Auth as User with the password whose bcrypt hash is
 // PasswordHash, and/or any token Token accepts (the beanstalk listener's --auth-token-file), as
-// a Bearer token or as a Basic Auth password. With neither, the console is open (keep the ops
-// listener on loopback or a private interface).
+// a Bearer token or as a Basic Auth password. With neither, the console's pages and reads are
+// open and every action is refused: anyone who reaches the ops listener could otherwise flush a
+// tube.
 type Auth struct {
 	User         string
 	PasswordHash string
@@ -71,12 +72,24 @@ func newCSRFToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// action wraps a handler that changes the store: refused in read-only mode and without the
+// actionsOff says why actions are refused, or "" when they are allowed. Without authentication
+// a request cannot be told from anyone else's who reaches the port, so actions need it.
+func (c *Console) actionsOff() string {
+	switch {
+	case c.opts.ReadOnly:
+		return "the console is read-only (--console-read-only)"
+	case !c.opts.Auth.required():
+		return "no authentication is configured (set --console-password-hash or --auth-token-file to turn them on)"
+	}
+	return ""
+}
+
+// action wraps a handler that changes the store: refused while actions are off and without the
 // CSRF token.
 func (c *Console) action(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if c.opts.ReadOnly {
-			writeError(w, http.StatusForbidden, "the console is read-only")
+		if why := c.actionsOff(); why != "" {
+			writeError(w, http.StatusForbidden, "actions are off: "+why)
 			return
 		}
 		if !hmac.Equal([]byte(r.Header.Get(csrfHeader)), []byte(c.csrf)) || !sameOrigin(r) {

@@ -18,7 +18,6 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory"
@@ -168,9 +167,10 @@ func TestConsoleInChromium(t *testing.T) {
 	})
 
 	t.Run("TubePagePagesThroughJobsAndActsOnThem", func(t *testing.T) {
-		w := startWorld(t, console.Options{Backend: "memory"})
+		auth, header := basicAuth(t) // actions need authentication
+		w := startWorld(t, console.Options{Backend: "memory", Auth: auth})
 		ids := w.put("work", 45, func(i int) string { return fmt.Sprintf(`{"n":%d,"kind":"resize"}`, i) })
-		ctx := tab(t, b, nil)
+		ctx := tab(t, b, map[string]any{"Authorization": header})
 		rowID := func(i int) string { return fmt.Sprintf(`#jobs tbody tr:nth-child(%d)`, i) }
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/work"),
 			until(`document.querySelectorAll('#jobs tbody tr').length === 20`),
@@ -254,28 +254,51 @@ func TestConsoleInChromium(t *testing.T) {
 		require.Contains(t, text, "\"items\": [\n")
 	})
 
-	t.Run("ReadOnlyHidesAndRefusesActions", func(t *testing.T) {
-		w := startWorld(t, console.Options{Backend: "memory", ReadOnly: true})
-		w.put("ro", 2, func(int) string { return "x" })
-		ctx := tab(t, b, nil)
-		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/ro"),
-			until(`document.querySelectorAll('#jobs tbody tr').length === 2`)))
-		buttons, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#kick, #flush, #move, #put, .delete-job, .kick-job').length`))
-		require.NoError(t, err)
-		require.Zero(t, buttons)
-		status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(async () => {
-			const info = await (await fetch('/api/info')).json();
-			const r = await fetch('/api/flush', {method: 'POST', headers: {'X-CSRF-Token': info.csrf}, body: '{"tube":"ro"}'});
-			return r.status; })()`, chromedp.EvalAwaitPromise))
-		require.NoError(t, err)
-		require.Equal(t, http.StatusForbidden, status)
-		require.Equal(t, "2", w.tubeStat("ro", "current-jobs-ready"))
+	// Read-only, or no authentication configured: the pages show the actions as unavailable and
+	// say why, and the API refuses them even to a page that sends the token and Origin.
+	t.Run("ActionsOffAreShownAndRefused", func(t *testing.T) {
+		auth, header := basicAuth(t)
+		tests := []struct {
+			name    string
+			opts    console.Options
+			headers map[string]any
+			why     string
+		}{
+			{"NoAuthConfigured", console.Options{}, nil, "no authentication is configured"},
+			{"ReadOnly", console.Options{ReadOnly: true, Auth: auth}, map[string]any{"Authorization": header}, "the console is read-only"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				tt.opts.Backend = "memory"
+				w := startWorld(t, tt.opts)
+				ids := w.put("ro", 2, func(int) string { return "x" })
+				ctx := tab(t, b, tt.headers)
+				require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/ro"),
+					until(`document.querySelectorAll('#jobs tbody tr').length === 2`),
+					until(fmt.Sprintf(`document.querySelector('#actions-off').textContent.includes(%q)`, tt.why)),
+					cellIs("#mode", "actions off")))
+				buttons, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#kick, #flush, #move, #put, .delete-job, .kick-job').length`))
+				require.NoError(t, err)
+				require.Zero(t, buttons)
+				require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/ui/#/job/%d", w.url, ids[0])),
+					until(fmt.Sprintf(`(document.querySelector('#actions-off')||{textContent: ''}).textContent.includes(%q)`, tt.why))))
+				buttons, err = chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#job-kick, #job-delete').length`))
+				require.NoError(t, err)
+				require.Zero(t, buttons)
+				status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(async () => {
+					const info = await (await fetch('/api/info')).json();
+					const r = await fetch('/api/flush', {method: 'POST', headers: {'X-CSRF-Token': info.csrf}, body: '{"tube":"ro"}'});
+					return r.status; })()`, chromedp.EvalAwaitPromise))
+				require.NoError(t, err)
+				require.Equal(t, http.StatusForbidden, status)
+				require.Equal(t, "2", w.tubeStat("ro", "current-jobs-ready"))
+			})
+		}
 	})
 
 	t.Run("AuthIsEnforced", func(t *testing.T) {
-		hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
-		require.NoError(t, err)
-		w := startWorld(t, console.Options{Backend: "memory", Auth: console.Auth{User: "admin", PasswordHash: string(hash)}})
+		auth, good := basicAuth(t)
+		w := startWorld(t, console.Options{Backend: "memory", Auth: auth})
 		w.put("secure", 1, func(int) string { return "x" })
 
 		for _, path := range []string{"/ui/", "/ui/app.js", "/api/info", "/api/overview", "/api/jobs?tube=secure&state=ready"} {
@@ -285,13 +308,12 @@ func TestConsoleInChromium(t *testing.T) {
 			require.Equal(t, http.StatusUnauthorized, res.StatusCode, path)
 		}
 		ctx := tab(t, b, nil)
-		err = chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"))
+		err := chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"))
 		require.ErrorContains(t, err, "ERR_INVALID_AUTH_CREDENTIALS", "the browser gets the page without credentials")
 		ctx = tab(t, b, map[string]any{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:wrong"))})
 		err = chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"))
 		require.ErrorContains(t, err, "ERR_INVALID_AUTH_CREDENTIALS", "the browser gets the page with a wrong password")
 
-		good := "Basic " + base64.StdEncoding.EncodeToString([]byte("admin:s3cret"))
 		ctx = tab(t, b, map[string]any{"Authorization": good})
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"),
 			cellIs(`tr[data-tube="secure"] .ready`, "1")))

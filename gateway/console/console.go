@@ -18,7 +18,8 @@ import (
 type Options struct {
 	// ReadOnly refuses every action with 403 and tells the page to hide them.
 	ReadOnly bool
-	// Auth, when it requires anything, guards every path of the console.
+	// Auth, when it requires anything, guards every path of the console. When it requires
+	// nothing, reads stay open and actions are refused as with ReadOnly.
 	Auth Auth
 	// Backend names the store's kind for the page ("memory", "redis", "postgres").
 	Backend string

@@ -11,9 +11,13 @@ import (
 
 // Info is GET /api/info: what the page needs to start.
 type Info struct {
-	Backend  string `json:"backend"`
-	ReadOnly bool   `json:"read_only"`
-	// CSRF is the token every action must carry in the X-CSRF-Token header.
+	Backend string `json:"backend"`
+	// ReadOnly tells that every action is refused: --console-read-only, or no authentication
+	// configured. ReadOnlyReason says which, for the page to show.
+	ReadOnly       bool   `json:"read_only"`
+	ReadOnlyReason string `json:"read_only_reason,omitempty"`
+	// CSRF is the token every action must carry in the X-CSRF-Token header; empty when
+	// actions are refused.
 	CSRF string `json:"csrf"`
 	// Listing tells whether the store lists jobs and flushes or moves them in bulk.
 	Listing bool `json:"listing"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/beanstalkd/go-beanstalk"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory"
@@ -30,7 +31,10 @@ func startBeangate(t *testing.T) server {
 	store := memory.New(memory.Options{})
 	t.Cleanup(func() { _ = store.Close() })
 	addr, srv := gatewaytest.StartServer(t, store, gateway.Config{Sessions: backend.NewSessionIDs()})
-	c := console.New(console.Options{Backend: "memory"})
+	// Actions need authentication: ctl sends the password (run adds --password with --api).
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	require.NoError(t, err)
+	c := console.New(console.Options{Backend: "memory", Auth: console.Auth{User: "admin", PasswordHash: string(hash)}})
 	c.Open(store, srv.TubeWaiting)
 	mux := http.NewServeMux()
 	c.Register(mux)
@@ -48,7 +52,7 @@ func (s server) run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	full := append([]string{"--addr", s.addr}, args...)
 	if s.api != "" {
-		full = append([]string{"--api", s.api}, full...)
+		full = append([]string{"--api", s.api, "--password", "s3cret"}, full...)
 	}
 	var out, errOut bytes.Buffer
 	code := ctl.Execute(context.Background(), full, strings.NewReader(""), &out, &errOut)

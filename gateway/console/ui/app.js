@@ -103,8 +103,13 @@ function previewOf(b64, mode, size) {
   return out + (size > bytes.length ? ' …' : '');
 }
 
+// actionsOff says, where the actions would be, that they are unavailable and why.
+function actionsOff() {
+  return `<p class="notice" id="actions-off">Actions (kick, delete, flush, pause, move, put) are unavailable: ${esc(S.info.read_only_reason || 'the console is read-only')}.</p>`;
+}
+
 function tubeActions(t, state) {
-  if (S.info.read_only) return '';
+  if (S.info.read_only) return actionsOff();
   const q = esc(t.name);
   return `<div class="actions">
     <div class="bar">
@@ -208,7 +213,7 @@ async function job(r) {
   $('#view').innerHTML = `
     <h1>Job ${j.id} in <a href="#/tube/${encodeURIComponent(j.tube)}">${esc(j.tube)}</a></h1>
     <table id="job-stats">${fields.map(f => `<tr><th>${f.replace('_', '-')}</th><td class="${f}">${esc(j[f])}</td></tr>`).join('')}</table>
-    ${ro ? '' : `<div class="bar">${j.state === 'buried' || j.state === 'delayed' ? '<button id="job-kick">Kick</button>' : ''}
+    ${ro ? actionsOff() : `<div class="bar">${j.state === 'buried' || j.state === 'delayed' ? '<button id="job-kick">Kick</button>' : ''}
       ${j.state === 'reserved' ? '' : '<button id="job-delete" class="danger">Delete</button>'}</div>`}
     <h2>Body <select id="preview-mode"><option>text</option><option>hex</option><option>json</option></select></h2>
     <pre class="body" id="job-body">${esc(previewOf(j.body, S.preview, j.body_size))}</pre>`;
@@ -247,7 +252,8 @@ function schedule() {
 async function start() {
   S.info = await api('info');
   $('#store').textContent = S.info.backend;
-  $('#mode').textContent = S.info.read_only ? 'read-only' : '';
+  $('#mode').textContent = S.info.read_only ? 'actions off' : '';
+  $('#mode').title = S.info.read_only_reason || '';
   document.body.classList.toggle('readonly', S.info.read_only);
   $('#live').onclick = () => { S.live = !S.live; schedule(); };
   window.addEventListener('hashchange', () => { S.cursors = ['']; say(''); refresh(); });
