@@ -217,15 +217,18 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 				if err := back.scan(tx.QueryRow(ctx, b.st.get("end_sessions"), b.now(), sessions)); err != nil {
 					return err
 				}
-				if _, err := tx.Exec(ctx, b.st.get("gc_tubes"), nil); err != nil {
-					return err
-				}
 			}
 			rows, err := tx.Query(ctx, b.st.get("forget_dead_processes"), locked, own)
 			if err != nil {
 				return err
 			}
-			expired, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			if expired, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+				return err
+			}
+			if len(sessions) > 0 {
+				// Last: gc_tubes holds its lock to the commit (see 009_gc_tubes_without_waits).
+				_, err = tx.Exec(ctx, b.st.get("gc_tubes"), nil)
+			}
 			return err
 		})
 	})
