@@ -11,7 +11,8 @@ import (
 // TLS and token auth on the beanstalk listener, connection limits and the rolling-restart
 // delay. Squashed into Config, so its keys sit at the top level of the file.
 type Fleet struct {
-	// HTTP is the ops listener's address (/healthz, /readyz, /metrics); empty: off.
+	// HTTP is the ops listener's address (/healthz, /readyz, /metrics, and the console unless
+	// Console.Enabled is false); empty: off.
 	HTTP string `mapstructure:"http"`
 	// ShutdownDelay: on SIGTERM/SIGINT, /readyz answers 503 for this long before the listener
 	// closes, so load balancers stop sending new connections first.
@@ -44,6 +45,10 @@ type Auth struct {
 
 // Metrics tunes /metrics.
 type Metrics struct {
+	// HTTP is a listener of its own for /metrics, /healthz and /readyz only: what Prometheus
+	// and a load balancer need can be reached from the network while the console stays on a
+	// loopback --http. Empty: none.
+	HTTP string `mapstructure:"http"`
 	// MaxTubes caps the tubes with per-tube series, so a tube explosion cannot blow up
 	// Prometheus.
 	MaxTubes int `mapstructure:"max_tubes"`
@@ -83,6 +88,7 @@ var fleetFlagKeys = map[string]string{
 	"tls-key":               "tls.key",
 	"tls-client-ca":         "tls.client_ca",
 	"auth-token-file":       "auth.token_file",
+	"metrics-http":          "metrics.http",
 	"metrics-max-tubes":     "metrics.max_tubes",
 	"console":               "console.enabled",
 	"console-read-only":     "console.read_only",
@@ -103,6 +109,7 @@ func fleetDefaults() map[string]any {
 		"tls.key":               d.TLS.Key,
 		"tls.client_ca":         d.TLS.ClientCA,
 		"auth.token_file":       d.Auth.TokenFile,
+		"metrics.http":          d.Metrics.HTTP,
 		"metrics.max_tubes":     d.Metrics.MaxTubes,
 		"console.enabled":       d.Console.Enabled,
 		"console.read_only":     d.Console.ReadOnly,
@@ -113,7 +120,7 @@ func fleetDefaults() map[string]any {
 
 func addFleetFlags(fs *pflag.FlagSet) {
 	d := defaultFleet()
-	fs.String("http", d.HTTP, "serve /healthz, /readyz and /metrics on `ADDR` (host:port; loopback advised); off when empty")
+	fs.String("http", d.HTTP, "serve /healthz, /readyz, /metrics and the console on `ADDR` (host:port; loopback advised); off when empty")
 	fs.Duration("shutdown-delay", d.ShutdownDelay, "on SIGTERM/SIGINT, answer /readyz 503 for this `DURATION` before closing the listener")
 	fs.Duration("store-down-after", d.StoreDownAfter, "/readyz answers 503 once the store has been unreachable this `DURATION`")
 	fs.Int("max-connections", d.MaxConnections, "refuse beanstalk connections beyond `N` open ones (0: no limit)")
@@ -123,6 +130,7 @@ func addFleetFlags(fs *pflag.FlagSet) {
 	fs.String("tls-key", d.TLS.Key, "PEM private key `FILE` for --tls-cert")
 	fs.String("tls-client-ca", d.TLS.ClientCA, "require client certificates signed by the PEM CAs in `FILE` (mutual TLS)")
 	fs.String("auth-token-file", d.Auth.TokenFile, "connections must send \"auth <token>\" first; accepted tokens one per line in `FILE` (re-read on SIGHUP)")
+	fs.String("metrics-http", d.Metrics.HTTP, "serve only /metrics, /healthz and /readyz on `ADDR` (host:port), apart from --http and its console; off when empty")
 	fs.Int("metrics-max-tubes", d.Metrics.MaxTubes, "per-tube metrics for at most `N` tubes")
 	fs.Bool("console", d.Console.Enabled, "serve the web console (/ui/) and its JSON API (/api/) on the ops listener")
 	fs.Bool("console-read-only", d.Console.ReadOnly, "console and API: refuse and hide every action")

@@ -111,6 +111,21 @@ log:
 			want: func(c *Config) { c.Binlog = Binlog{Dir: "/env/dir", FsyncMS: 7, MaxSize: 8192} },
 		},
 		{
+			name: "MetricsListenerFromFlag",
+			args: []string{"--http", "127.0.0.1:9111", "--metrics-http", "10.0.0.5:9110"},
+			want: func(c *Config) { c.HTTP, c.Metrics.HTTP = "127.0.0.1:9111", "10.0.0.5:9110" },
+		},
+		{
+			name: "MetricsListenerFromEnv",
+			env:  map[string]string{"BEANGATE_METRICS_HTTP": "10.0.0.5:9110"},
+			want: func(c *Config) { c.Metrics.HTTP = "10.0.0.5:9110" },
+		},
+		{
+			name: "MetricsListenerFromFile",
+			args: []string{"--config", writeFile(t, "metrics:\n  http: 10.0.0.5:9110\n")},
+			want: func(c *Config) { c.Metrics.HTTP = "10.0.0.5:9110" },
+		},
+		{
 			name: "DurationsFromEnvAndFlag",
 			env:  map[string]string{"BEANGATE_SHUTDOWN_TIMEOUT": "3s"},
 			args: []string{"--backend-timeout", "250ms"},

@@ -23,12 +23,14 @@ type Auth struct {
 	Token        func(token []byte) bool
 }
 
-func (a Auth) required() bool { return a.PasswordHash != "" || a.Token != nil }
+// Required reports whether a is configured: requests must then carry its credentials, and
+// actions are allowed.
+func (a Auth) Required() bool { return a.PasswordHash != "" || a.Token != nil }
 
 // allows checks a request's credentials. bcrypt is slow on purpose (tens of ms): the page's
 // one-second polling pays it once per request, which is acceptable on an operator's console.
 func (a Auth) allows(r *http.Request) bool {
-	if !a.required() {
+	if !a.Required() {
 		return true
 	}
 	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
@@ -78,7 +80,7 @@ func (c *Console) actionsOff() string {
 	switch {
 	case c.opts.ReadOnly:
 		return "the console is read-only (--console-read-only)"
-	case !c.opts.Auth.required():
+	case !c.opts.Auth.Required():
 		return "no authentication is configured (set --console-password-hash or --auth-token-file to turn them on)"
 	}
 	return ""

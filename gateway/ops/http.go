@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"net"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,4 +34,11 @@ func plain(w http.ResponseWriter, code int, body string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte(body + "\n"))
+}
+
+// Loopback reports whether a listener bound at addr is reachable from this host only. An
+// unspecified address (0.0.0.0, ::, a bare :PORT) is reachable from every interface.
+func Loopback(addr net.Addr) bool {
+	a, ok := addr.(*net.TCPAddr)
+	return ok && a.IP.IsLoopback()
 }

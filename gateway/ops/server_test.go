@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"net"
 	"net/http/httptest"
 	"testing"
 
@@ -57,4 +58,31 @@ func startBinlogServer(t *testing.T, dir string) *opsServer {
 	raw, err := memory.Open(memory.Options{Binlog: &binlog.Options{Dir: dir, MaxFileSize: 1 << 20}})
 	require.NoError(t, err)
 	return startOpsServerOn(t, raw, 100, gateway.Config{})
+}
+
+// Loopback tells the addresses only this host reaches from those others may reach.
+func TestLoopback(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		addr string
+		want bool
+	}{
+		{"127.0.0.1:9110", true},
+		{"127.0.0.2:9110", true},
+		{"[::1]:9110", true},
+		{"0.0.0.0:9110", false},
+		{"[::]:9110", false},
+		{":9110", false},
+		{"10.0.0.5:9110", false},
+		{"[fd00::5]:9110", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			t.Parallel()
+			a, err := net.ResolveTCPAddr("tcp", tt.addr)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, ops.Loopback(a))
+		})
+	}
+	require.False(t, ops.Loopback(&net.UnixAddr{Name: "/run/x.sock", Net: "unix"}))
 }
