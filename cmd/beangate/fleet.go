@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,11 +26,13 @@ type fleet struct {
 	cfg       configs.Config
 	log       *slog.Logger
 	readiness *ops.Readiness
-	registry  *prometheus.Registry // nil without --http: nothing is measured
-	http      *http.Server
-	tls       *ops.TLSFiles
-	tokens    *ops.Tokens
-	console   *console.Console // nil without --http or with --console=false
+	registry  *prometheus.Registry // nil without --http and --metrics-http: nothing is measured
+	http      *http.Server         // --http
+	// metricsHTTP serves --metrics-http: /metrics, /healthz and /readyz, never the console.
+	metricsHTTP *http.Server
+	tls         *ops.TLSFiles
+	tokens      *ops.Tokens
+	console     *console.Console // nil without --http or with --console=false
 }
 
 // newFleet reads the TLS and token files; errors are the configuration's (exit 5).
@@ -49,37 +52,69 @@ func newFleet(cfg configs.Config, log *slog.Logger) (*fleet, error) {
 	return f, nil
 }
 
-// serveOps binds the ops listener, if configured, and serves it until close; /readyz answers
-// 503 until the store is open.
+// serveOps binds the ops listener and the metrics listener, those configured, and serves them
+// until closeOps; /readyz answers 503 until the store is open. It returns the ops listener's
+// address (nil without --http).
 func (f *fleet) serveOps() (net.Addr, error) {
-	if f.cfg.HTTP == "" {
+	if f.cfg.HTTP == "" && f.cfg.Metrics.HTTP == "" {
 		return nil, nil
-	}
-	ln, err := net.Listen("tcp", f.cfg.HTTP)
-	if err != nil {
-		return nil, err
 	}
 	f.registry = prometheus.NewRegistry()
 	f.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	mux := http.NewServeMux()
-	mux.Handle("/", ops.Handler(f.registry, f.readiness))
-	if f.cfg.Console.Enabled {
-		f.console = console.New(f.consoleOptions())
-		f.console.Register(mux)
+	var addr net.Addr
+	if f.cfg.HTTP != "" {
+		ln, err := net.Listen("tcp", f.cfg.HTTP)
+		if err != nil {
+			return nil, err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/", ops.Handler(f.registry, f.readiness))
+		if f.cfg.Console.Enabled {
+			f.console = console.New(f.consoleOptions())
+			f.console.Register(mux)
+		}
+		f.http = f.serveHTTP(ln, mux, "ops listener")
+		addr = ln.Addr()
+		f.log.Info("ops listener", "addr", addr.String())
+		f.warnIfExposed(addr)
 	}
-	f.http = &http.Server{
-		Handler:           mux,
+	if f.cfg.Metrics.HTTP != "" {
+		ln, err := net.Listen("tcp", f.cfg.Metrics.HTTP)
+		if err != nil {
+			f.closeOps()
+			return nil, fmt.Errorf("--metrics-http: %w", err)
+		}
+		f.metricsHTTP = f.serveHTTP(ln, ops.Handler(f.registry, f.readiness), "metrics listener")
+		f.log.Info("metrics listener", "addr", ln.Addr().String())
+	}
+	return addr, nil
+}
+
+func (f *fleet) serveHTTP(ln net.Listener, h http.Handler, name string) *http.Server {
+	s := &http.Server{
+		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		IdleTimeout:       time.Minute,
 		ErrorLog:          slog.NewLogLogger(f.log.Handler(), slog.LevelWarn),
 	}
 	go func() {
-		if err := f.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			f.log.Error("ops listener failed", "err", err)
+		if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			f.log.Error(name+" failed", "err", err)
 		}
 	}()
-	f.log.Info("ops listener", "addr", ln.Addr().String())
-	return ln.Addr(), nil
+	return s
+}
+
+// warnIfExposed warns when other hosts can reach a console without authentication: its actions
+// are off then, but every tube, job and body can be read.
+func (f *fleet) warnIfExposed(addr net.Addr) {
+	if f.console == nil || ops.Loopback(addr) || f.consoleOptions().Auth.Required() {
+		return
+	}
+	f.log.Warn("the ops listener is reachable from other hosts and the console has no authentication: "+
+		"anyone who reaches it can read every tube, job and body (console actions stay off); "+
+		"set --console-password-hash or --auth-token-file, or --console=false, "+
+		"or keep --http on loopback and serve metrics alone with --metrics-http", "addr", addr.String())
 }
 
 // consoleOptions: Basic Auth with the bcrypt hash, and the beanstalk listener's tokens, if set.
@@ -174,11 +209,13 @@ func (f *fleet) reload() {
 	}
 }
 
-// closeOps stops the ops listener, last, so that /healthz answers until the end.
+// closeOps stops the ops and metrics listeners, last, so that /healthz answers until the end.
 func (f *fleet) closeOps() {
-	if f.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = f.http.Shutdown(ctx)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, s := range []*http.Server{f.http, f.metricsHTTP} {
+		if s != nil {
+			_ = s.Shutdown(ctx)
+		}
 	}
 }
