@@ -214,9 +214,7 @@ func TestConsoleInChromium(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx, until(`document.querySelectorAll('.charts svg polyline').length === 3 &&
 			parseInt((document.querySelector('.charts .title').textContent.match(/last (\d+)s/) || [0, 0])[1]) >= 4`)))
 		screenshot(t, ctx, "console-tube")
-		// The live view re-renders the page every second, which can replace a node between
-		// chromedp finding it and acting on it: pause it for the form-filling that follows.
-		require.NoError(t, chromedp.Do(ctx, chromedp.Click("#live"), cellIs("#live", "Resume live")))
+		// With the live view running: it writes in place, so the form is not replaced under us.
 		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#move-to", "work-moved"), chromedp.Click("#move"),
 			chromedp.WaitVisible("#confirm-yes"), chromedp.Click("#confirm-yes"),
 			until(`document.querySelector('#msg').textContent.startsWith('move: done (44)')`)))
@@ -228,7 +226,7 @@ func TestConsoleInChromium(t *testing.T) {
 
 		// Put one from the page, then flush the new tube's ready jobs.
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/work-moved"),
-			chromedp.WaitVisible("#put"), chromedp.SetValue("#put-body", "hello from the console"),
+			cellIs("#tube-name", "work-moved"), chromedp.WaitVisible("#put"), chromedp.SetValue("#put-body", "hello from the console"),
 			chromedp.SetValue("#put-pri", "0"),
 			chromedp.Click("#put"), cellIs("#jobs tbody tr:first-child .preview", "hello from the console"),
 			chromedp.SetValue("#flush-state", "ready"), chromedp.Click("#flush"),
@@ -236,6 +234,65 @@ func TestConsoleInChromium(t *testing.T) {
 			until(`document.querySelectorAll('#jobs tbody tr').length === 0`)))
 		require.Equal(t, "0", w.tubeStat("work-moved", "current-jobs-ready"))
 		require.Equal(t, "2", w.tubeStat("work-moved", "current-jobs-buried"))
+	})
+
+	// The live view writes only what changed: nodes keep their identity across refreshes (a
+	// button or a field the user is about to use is never replaced), and a row whose figures
+	// did not change is not touched at all.
+	t.Run("LiveRefreshKeepsNodes", func(t *testing.T) {
+		auth, header := basicAuth(t)
+		w := startWorld(t, console.Options{Backend: "memory", Auth: auth})
+		ids := w.put("busy", 3, func(i int) string { return fmt.Sprint(i) })
+		w.put("steady", 2, func(int) string { return "x" })
+		ctx := tab(t, b, map[string]any{"Authorization": header})
+
+		// refreshes waits until the page has drawn twice more: #updated shows a new second.
+		refreshes := func() {
+			t.Helper()
+			for range 2 {
+				before, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#updated').textContent`))
+				require.NoError(t, err)
+				require.NoError(t, chromedp.Do(ctx, until(fmt.Sprintf(`document.querySelector('#updated').textContent !== %q`, before))))
+			}
+		}
+		// detached lists the marked nodes that are no longer on the page, or no longer the
+		// ones its selectors find.
+		const detached = `Object.entries(window.marked).filter(([sel, n]) => !n.isConnected || document.querySelector(sel) !== n).map(([sel]) => sel).join(', ')`
+
+		// Overview: mark, let the figures of one tube move, and look again.
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"), cellIs(`tr[data-tube="busy"] .ready`, "3")))
+		refreshes() // the puts' second has left the rates
+		require.NoError(t, chromedp.Do(ctx,
+			until(`(window.marked = Object.fromEntries(['#tubes', 'tr[data-tube="busy"]', 'tr[data-tube="busy"] .ready',
+				'tr[data-tube="busy"] a', 'tr[data-tube="steady"]', 'tr[data-tube="steady"] .ready'].map(s => [s, document.querySelector(s)])), true)`),
+			// Every change the page makes to the steady tube's row, from here on.
+			until(`(window.touched = [], new MutationObserver(ms => window.touched.push(...ms.map(m => m.type)))
+				.observe(document.querySelector('tr[data-tube="steady"]'), {subtree: true, childList: true, characterData: true, attributes: true}), true)`)))
+		w.put("busy", 2, func(int) string { return "y" })
+		require.NoError(t, chromedp.Do(ctx, cellIs(`tr[data-tube="busy"] .ready`, "5")))
+		refreshes()
+		gone, err := chromedp.Run(ctx, chromedp.Evaluate[string](detached))
+		require.NoError(t, err)
+		require.Empty(t, gone, "replaced by a refresh")
+		touched, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.touched.join(', ')`))
+		require.NoError(t, err)
+		require.Empty(t, touched, "the steady tube's row was written although nothing in it changed")
+
+		// Tube page: a job row, its buttons, the tabs and a field being typed into.
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/busy"),
+			until(`document.querySelectorAll('#jobs tbody tr').length === 5`),
+			chromedp.SetValue("#move-to", "typed"), chromedp.Focus("#move-to"),
+			until(fmt.Sprintf(`(window.marked = Object.fromEntries(['#jobs tbody tr[data-id="%d"]', 'button.delete-job[data-id="%d"]',
+				'.tabs button[data-state="ready"]', '#move-to', '#kick', '#tube-figures', '#jobs tbody'].map(s => [s, document.querySelector(s)])), true)`, ids[0], ids[0]))))
+		w.put("busy", 1, func(int) string { return "z" })
+		require.NoError(t, chromedp.Do(ctx, cellIs(`.tabs button[data-state="ready"]`, "ready (6)")))
+		refreshes()
+		gone, err = chromedp.Run(ctx, chromedp.Evaluate[string](detached))
+		require.NoError(t, err)
+		require.Empty(t, gone, "replaced by a refresh")
+		field, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement.id + '=' + document.activeElement.value`))
+		require.NoError(t, err)
+		require.Equal(t, "move-to=typed", field, "what is being typed keeps its field and focus")
 	})
 
 	t.Run("JobPageShowsStatsAndBodyAsJSON", func(t *testing.T) {
@@ -247,8 +304,6 @@ func TestConsoleInChromium(t *testing.T) {
 			chromedp.SetValue("#preview-mode", "json"),
 			until(`document.querySelector('#preview-mode').dispatchEvent(new Event('change')) || true`),
 			until(`document.querySelector('#job-body').textContent.includes('"order": 42')`)))
-		// Read in the page in one step: the view re-renders as it refreshes, and a node looked up
-		// first and read after may be gone by then (chromedp: "No node with given id found").
 		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#job-body').textContent`))
 		require.NoError(t, err)
 		require.Contains(t, text, "\"items\": [\n")
@@ -281,6 +336,7 @@ func TestConsoleInChromium(t *testing.T) {
 				require.NoError(t, err)
 				require.Zero(t, buttons)
 				require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/ui/#/job/%d", w.url, ids[0])),
+					cellIs("#job-stats .state", "ready"),
 					until(fmt.Sprintf(`(document.querySelector('#actions-off')||{textContent: ''}).textContent.includes(%q)`, tt.why))))
 				buttons, err = chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#job-kick, #job-delete').length`))
 				require.NoError(t, err)

@@ -1,8 +1,12 @@
 // beangate console: a single page over /api/ (see gateway/console). No framework, nothing
 // loaded from elsewhere. Routes: #/ (tubes), #/tube/NAME?state=S (its jobs), #/job/ID.
+//
+// Each view's frame is built once, when the route moves to it; a refresh then writes only the
+// cells that changed and adds or removes only the rows that came or went. A node the user is
+// about to click, type into or select in is never replaced under them.
 'use strict';
 
-const S = { info: null, live: true, timer: null, cursors: [''], preview: 'text' };
+const S = { info: null, live: true, timer: null, cursors: [''], preview: 'text', view: '', seq: 0, drawn: 0, next: '', job: null };
 const $ = (sel, root = document) => root.querySelector(sel);
 const esc = s => String(s).replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 const fmtSecs = s => s >= 3600 ? (s / 3600).toFixed(1) + 'h' : s >= 60 ? (s / 60).toFixed(1) + 'm' : s.toFixed(0) + 's';
@@ -23,6 +27,67 @@ function say(text, error) {
   const m = $('#msg');
   m.textContent = text;
   m.className = error ? 'error' : '';
+}
+
+// ---- writing in place ----
+
+// setText writes el's text only when it differs: an unchanged cell is left alone.
+function setText(el, text) {
+  text = String(text);
+  if (el.textContent !== text) el.textContent = text;
+}
+
+function setAttr(el, name, value) {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+}
+
+function setClass(el, name, on) {
+  if (el.classList.contains(name) !== on) el.classList.toggle(name, on);
+}
+
+// element makes a node from markup (built from escaped values only).
+function element(html) {
+  const t = document.createElement('template');
+  t.innerHTML = html.trim();
+  return t.content.firstElementChild;
+}
+
+// syncRows makes tbody's rows those of items, in their order. Rows are keyed by key(item): a row
+// whose key is still there keeps its node and update writes its changed cells; rows for new
+// keys are made by make; rows whose key is gone are removed.
+function syncRows(tbody, items, key, make, update) {
+  const old = new Map();
+  for (const tr of tbody.rows) old.set(tr.dataset.key, tr);
+  let at = tbody.firstElementChild;
+  for (const item of items) {
+    const k = String(key(item));
+    let tr = old.get(k);
+    if (tr) {
+      old.delete(k);
+    } else {
+      tr = make(item);
+      tr.dataset.key = k;
+    }
+    update(tr, item);
+    if (tr === at) at = at.nextElementSibling;
+    else tbody.insertBefore(tr, at);
+  }
+  for (const tr of old.values()) tr.remove();
+}
+
+// setPaused keeps a "paused Ns" mark in parent while secs > 0, and none otherwise.
+function setPaused(parent, secs, id) {
+  let mark = parent.querySelector(':scope > .paused');
+  if (secs > 0) {
+    if (!mark) {
+      mark = element(`<span class="paused"></span>`);
+      if (id) mark.id = id;
+      parent.append(mark);
+    }
+    setText(mark, 'paused ' + fmtSecs(secs));
+  } else if (mark) {
+    mark.remove();
+  }
 }
 
 // confirmThen asks before a destructive action.
@@ -55,38 +120,25 @@ function route() {
   return { view: 'overview' };
 }
 
-// ---- overview ----
-
-async function overview() {
-  const ov = await api('overview');
-  const rows = (ov.tubes || []).map(t => `
-    <tr data-tube="${esc(t.name)}">
-      <td><a href="#/tube/${encodeURIComponent(t.name)}">${esc(t.name)}</a>
-        ${t.pause_left > 0 ? `<span class="paused">paused ${fmtSecs(t.pause_left)}</span>` : ''}</td>
-      <td class="num ready">${t.ready}</td><td class="num urgent">${t.urgent}</td>
-      <td class="num reserved">${t.reserved}</td><td class="num delayed">${t.delayed}</td>
-      <td class="num buried">${t.buried}</td><td class="num total">${t.total}</td>
-      <td class="num">${rate(t.puts_per_sec)}</td><td class="num">${rate(t.deletes_per_sec)}</td>
-      <td class="num">${t.watching}</td><td class="num waiting">${t.waiting}</td>
-    </tr>`).join('');
-  $('#view').innerHTML = `
-    <h1>Tubes</h1>
-    <div class="bar muted">ready ${ov.ready} · reserved ${ov.reserved} · delayed ${ov.delayed} · buried ${ov.buried} · put since start ${ov.total}</div>
-    <table id="tubes"><thead><tr><th>tube</th><th class="num">ready</th><th class="num">urgent</th>
-      <th class="num">reserved</th><th class="num">delayed</th><th class="num">buried</th><th class="num">total</th>
-      <th class="num">puts/s</th><th class="num">deletes/s</th><th class="num">watching</th><th class="num">waiting</th></tr></thead>
-      <tbody>${rows}</tbody></table>
-    ${ov.truncated ? '<p class="muted">More tubes exist than are shown.</p>' : ''}`;
+// frameKey names the frame a route draws into: the same tube's state tabs share one, so the
+// action forms keep what was typed in them.
+function frameKey(r) {
+  return r.view === 'tube' ? 'tube:' + r.tube : r.view === 'job' ? 'job:' + r.id : r.view;
 }
 
-// ---- tube ----
+// frame builds the view's frame from html unless it is already the one shown, and reports
+// whether it was built (for the caller to bind its handlers once).
+function frame(r, html) {
+  const key = frameKey(r);
+  if (S.view === key) return false;
+  $('#view').innerHTML = html;
+  S.view = key;
+  return true;
+}
 
-function chart(title, values) {
-  const w = 360, h = 80, n = values.length;
-  const top = Math.max(1, ...values);
-  const pts = values.map((v, i) => `${(n < 2 ? 0 : i * w / (n - 1)).toFixed(1)},${(h - v * h / top).toFixed(1)}`).join(' ');
-  return `<div class="chart"><div class="title">${esc(title)} · max ${top} · last ${n}s</div>
-    <svg width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img" aria-label="${esc(title)}"><polyline points="${pts}"/></svg></div>`;
+// actionsOff says, where the actions would be, that they are unavailable and why.
+function actionsOff() {
+  return `<p class="notice" id="actions-off">Actions (kick, delete, flush, pause, move, put) are unavailable: ${esc(S.info.read_only_reason || 'the console is read-only')}.</p>`;
 }
 
 function previewOf(b64, mode, size) {
@@ -103,14 +155,67 @@ function previewOf(b64, mode, size) {
   return out + (size > bytes.length ? ' …' : '');
 }
 
-// actionsOff says, where the actions would be, that they are unavailable and why.
-function actionsOff() {
-  return `<p class="notice" id="actions-off">Actions (kick, delete, flush, pause, move, put) are unavailable: ${esc(S.info.read_only_reason || 'the console is read-only')}.</p>`;
+const previewSelect = `<select id="preview-mode"><option>text</option><option>hex</option><option>json</option></select>`;
+
+function bindPreviewMode() {
+  const sel = $('#preview-mode');
+  sel.value = S.preview;
+  sel.onchange = () => { S.preview = sel.value; refresh(); };
 }
 
-function tubeActions(t, state) {
+// ---- overview ----
+
+const tubeColumns = ['ready', 'urgent', 'reserved', 'delayed', 'buried', 'total', 'puts', 'deletes', 'watching', 'waiting'];
+
+function tubeRow(t) {
+  const tr = element(`<tr><td class="name"><a href="#/tube/${encodeURIComponent(t.name)}">${esc(t.name)}</a></td>
+    ${tubeColumns.map(c => `<td class="num ${c}"></td>`).join('')}</tr>`);
+  tr.dataset.tube = t.name;
+  return tr;
+}
+
+function updateTubeRow(tr, t) {
+  const values = { ...t, puts: rate(t.puts_per_sec), deletes: rate(t.deletes_per_sec) };
+  for (const c of tubeColumns) setText(tr.querySelector('.' + c), values[c]);
+  setPaused(tr.querySelector('.name'), t.pause_left);
+}
+
+async function loadOverview() {
+  return { ov: await api('overview') };
+}
+
+function drawOverview(r, { ov }) {
+  frame(r, `
+    <h1>Tubes</h1>
+    <div class="bar muted" id="totals"></div>
+    <table id="tubes"><thead><tr><th>tube</th><th class="num">ready</th><th class="num">urgent</th>
+      <th class="num">reserved</th><th class="num">delayed</th><th class="num">buried</th><th class="num">total</th>
+      <th class="num">puts/s</th><th class="num">deletes/s</th><th class="num">watching</th><th class="num">waiting</th></tr></thead>
+      <tbody></tbody></table>
+    <p class="muted" id="truncated" hidden>More tubes exist than are shown.</p>`);
+  setText($('#totals'), `ready ${ov.ready} · reserved ${ov.reserved} · delayed ${ov.delayed} · buried ${ov.buried} · put since start ${ov.total}`);
+  syncRows($('#tubes tbody'), ov.tubes || [], t => t.name, tubeRow, updateTubeRow);
+  $('#truncated').hidden = !ov.truncated;
+}
+
+// ---- tube ----
+
+const chartW = 360, chartH = 80;
+
+function chartNode(title) {
+  return element(`<div class="chart"><div class="title"></div>
+    <svg width="${chartW}" height="${chartH}" viewBox="0 0 ${chartW} ${chartH}" role="img" aria-label="${esc(title)}"><polyline/></svg></div>`);
+}
+
+function updateChart(node, title, values) {
+  const n = values.length, top = Math.max(1, ...values);
+  setText(node.querySelector('.title'), `${title} · max ${top} · last ${n}s`);
+  const pts = values.map((v, i) => `${(n < 2 ? 0 : i * chartW / (n - 1)).toFixed(1)},${(chartH - v * chartH / top).toFixed(1)}`).join(' ');
+  setAttr(node.querySelector('polyline'), 'points', pts);
+}
+
+function tubeActions(t) {
   if (S.info.read_only) return actionsOff();
-  const q = esc(t.name);
   return `<div class="actions">
     <div class="bar">
       <label>kick <input id="kick-n" type="number" min="1" value="10" size="6"></label><button id="kick">Kick</button>
@@ -129,13 +234,13 @@ function tubeActions(t, state) {
       <label>pri <input id="put-pri" type="number" min="0" value="1024" size="8"></label>
       <label>delay <input id="put-delay" type="number" min="0" value="0" size="5"></label>
       <label>ttr <input id="put-ttr" type="number" min="1" value="60" size="5"></label>
-      <button id="put">Put into ${q}</button>
+      <button id="put">Put into ${esc(t)}</button>
     </div></div>`;
 }
 
-function bindTubeActions(t) {
+function bindTubeActions(name) {
   if (S.info.read_only) return;
-  const name = t.name, num = id => Number($(id).value);
+  const num = id => Number($(id).value);
   $('#kick').onclick = () => act('kick', { tube: name, bound: num('#kick-n') });
   $('#pause').onclick = () => act('pause', { tube: name, seconds: num('#pause-s') });
   $('#unpause').onclick = () => act('pause', { tube: name, seconds: 0 });
@@ -151,91 +256,157 @@ function bindTubeActions(t) {
   $('#put').onclick = () => act('put', { tube: name, body: $('#put-body').value, pri: num('#put-pri'), delay: num('#put-delay'), ttr: num('#put-ttr') });
 }
 
-function jobRows(page) {
-  const ro = S.info.read_only;
-  return page.jobs.map(j => `
-    <tr data-id="${j.id}">
-      <td><a href="#/job/${j.id}">${j.id}</a></td><td class="num">${j.pri}</td><td class="num">${fmtSecs(j.age)}</td>
-      <td class="num">${j.time_left ? fmtSecs(j.time_left) : ''}</td><td class="num">${j.body_size}</td>
-      <td><div class="preview">${esc(previewOf(j.body, S.preview, j.body_size))}</div></td>
-      <td>${ro ? '' : (j.state === 'buried' || j.state === 'delayed' ? `<button class="kick-job" data-id="${j.id}">Kick</button> ` : '') +
-        (j.state === 'reserved' ? '' : `<button class="delete-job danger" data-id="${j.id}">Delete</button>`)}</td>
-    </tr>`).join('');
+// jobButtons is what a job in state allows: kick if buried or delayed, delete unless reserved.
+// kick and del are the buttons' attributes.
+function jobButtons(state, kick, del) {
+  if (S.info.read_only) return '';
+  return (state === 'buried' || state === 'delayed' ? `<button ${kick}>Kick</button> ` : '') +
+    (state === 'reserved' ? '' : `<button ${del}>Delete</button>`);
 }
 
-async function tube(r) {
+function jobRow(j) {
+  const tr = element(`<tr><td><a href="#/job/${j.id}">${j.id}</a></td><td class="num pri"></td><td class="num age"></td>
+    <td class="num left"></td><td class="num size"></td><td><div class="preview"></div></td><td class="acts"></td></tr>`);
+  tr.dataset.id = j.id;
+  return tr;
+}
+
+function updateJobRow(tr, j) {
+  setText(tr.querySelector('.pri'), j.pri);
+  setText(tr.querySelector('.age'), fmtSecs(j.age));
+  setText(tr.querySelector('.left'), j.time_left ? fmtSecs(j.time_left) : '');
+  setText(tr.querySelector('.size'), j.body_size);
+  setText(tr.querySelector('.preview'), previewOf(j.body, S.preview, j.body_size));
+  if (tr.dataset.state !== j.state) { // buttons change with the state only
+    tr.dataset.state = j.state;
+    tr.querySelector('.acts').innerHTML = jobButtons(j.state, `class="kick-job" data-id="${j.id}"`, `class="delete-job danger" data-id="${j.id}"`);
+  }
+}
+
+async function loadTube(r) {
   const [t, page] = await Promise.all([
     api('tube?name=' + encodeURIComponent(r.tube)),
     S.info.listing ? api(`jobs?tube=${encodeURIComponent(r.tube)}&state=${r.state}&limit=20&after=${encodeURIComponent(S.cursors[S.cursors.length - 1])}`) : Promise.resolve({ jobs: [] }),
   ]);
   const hist = await api('history?tube=' + encodeURIComponent(r.tube)).catch(() => null);
-  const tabs = ['ready', 'delayed', 'reserved', 'buried'].map(s =>
-    `<button data-state="${s}" class="${s === r.state ? 'on' : ''}">${s} (${t[s]})</button>`).join('');
-  const active = document.activeElement && document.activeElement.id;
-  const kept = {};
-  document.querySelectorAll('.actions input, .actions select, .actions textarea').forEach(e => { kept[e.id] = e.value; });
-  $('#view').innerHTML = `
-    <h1 id="tube-title">${esc(t.name)} ${t.pause_left > 0 ? `<span class="paused" id="paused">paused ${fmtSecs(t.pause_left)}</span>` : ''}</h1>
-    <div class="bar muted" id="tube-figures">ready ${t.ready} · urgent ${t.urgent} · reserved ${t.reserved} · delayed ${t.delayed} ·
-      buried ${t.buried} · total ${t.total} · watching ${t.watching} · waiting ${t.waiting} · deletes ${t.deletes}</div>
-    ${hist ? `<div class="charts">${chart('ready', hist.ready)}${chart('puts/s', hist.puts)}${chart('deletes/s', hist.deletes)}</div>` : ''}
-    ${tubeActions(t, r.state)}
+  return { t, page, hist };
+}
+
+function drawTube(r, { t, page, hist }) {
+  const built = frame(r, `
+    <h1 id="tube-title"><span id="tube-name">${esc(r.tube)}</span></h1>
+    <div class="bar muted" id="tube-figures"></div>
+    <div class="charts" id="charts" hidden></div>
+    ${tubeActions(r.tube)}
     <h2>Jobs</h2>
-    <div class="bar"><span class="tabs">${tabs}</span>
-      <label>body as <select id="preview-mode"><option>text</option><option>hex</option><option>json</option></select></label></div>
+    <div class="bar"><span class="tabs">${['ready', 'delayed', 'reserved', 'buried'].map(s => `<button data-state="${s}"></button>`).join('')}</span>
+      <label>body as ${previewSelect}</label></div>
     ${S.info.listing ? '' : '<p class="muted">This store cannot list jobs.</p>'}
     <table id="jobs"><thead><tr><th>id</th><th class="num">pri</th><th class="num">age</th><th class="num">time left</th>
-      <th class="num">size</th><th>body</th><th></th></tr></thead><tbody>${jobRows(page)}</tbody></table>
-    <div class="bar"><button id="first" ${S.cursors.length > 1 ? '' : 'disabled'}>First page</button>
-      <button id="next" ${page.next ? '' : 'disabled'}>Next page</button>
-      <span class="muted" id="page-no">page ${S.cursors.length}</span></div>`;
-  for (const [id, v] of Object.entries(kept)) { const e = document.getElementById(id); if (e) e.value = v; }
-  if (active && document.getElementById(active)) document.getElementById(active).focus();
-  $('#preview-mode').value = S.preview;
-  $('#preview-mode').onchange = e => { S.preview = e.target.value; refresh(); };
-  document.querySelectorAll('.tabs button').forEach(b => b.onclick = () => {
-    S.cursors = [''];
-    location.hash = `#/tube/${encodeURIComponent(r.tube)}?state=${b.dataset.state}`;
+      <th class="num">size</th><th>body</th><th></th></tr></thead><tbody></tbody></table>
+    <div class="bar"><button id="first">First page</button>
+      <button id="next">Next page</button>
+      <span class="muted" id="page-no"></span></div>`);
+  if (built) {
+    bindPreviewMode();
+    document.querySelectorAll('.tabs button').forEach(b => b.onclick = () => {
+      S.cursors = [''];
+      location.hash = `#/tube/${encodeURIComponent(r.tube)}?state=${b.dataset.state}`;
+    });
+    $('#next').onclick = () => { if (S.next) { S.cursors.push(S.next); refresh(); } };
+    $('#first').onclick = () => { S.cursors = ['']; refresh(); };
+    // One handler for every row's buttons, so rows come and go without binding any.
+    $('#jobs tbody').onclick = e => {
+      const b = e.target.closest('button');
+      if (!b) return;
+      const id = Number(b.dataset.id);
+      if (b.classList.contains('kick-job')) act('kick-job', { id });
+      else if (b.classList.contains('delete-job')) act('delete', { id }, `Delete job ${id}?`);
+    };
+    bindTubeActions(r.tube);
+  }
+  setPaused($('#tube-title'), t.pause_left, 'paused');
+  setText($('#tube-figures'), `ready ${t.ready} · urgent ${t.urgent} · reserved ${t.reserved} · delayed ${t.delayed} · ` +
+    `buried ${t.buried} · total ${t.total} · watching ${t.watching} · waiting ${t.waiting} · deletes ${t.deletes}`);
+
+  const charts = $('#charts');
+  charts.hidden = !hist;
+  if (hist) {
+    const series = [['ready', hist.ready], ['puts/s', hist.puts], ['deletes/s', hist.deletes]];
+    if (!charts.children.length) series.forEach(([title]) => charts.append(chartNode(title)));
+    series.forEach(([title, values], i) => updateChart(charts.children[i], title, values));
+  }
+
+  document.querySelectorAll('.tabs button').forEach(b => {
+    setText(b, `${b.dataset.state} (${t[b.dataset.state]})`);
+    setClass(b, 'on', b.dataset.state === r.state);
   });
-  $('#next').onclick = () => { S.cursors.push(page.next); refresh(); };
-  $('#first').onclick = () => { S.cursors = ['']; refresh(); };
-  document.querySelectorAll('.kick-job').forEach(b => b.onclick = () => act('kick-job', { id: Number(b.dataset.id) }));
-  document.querySelectorAll('.delete-job').forEach(b => b.onclick = () => act('delete', { id: Number(b.dataset.id) }, `Delete job ${b.dataset.id}?`));
-  bindTubeActions(t);
+  syncRows($('#jobs tbody'), page.jobs, j => j.id, jobRow, updateJobRow);
+  S.next = page.next || '';
+  $('#first').disabled = S.cursors.length <= 1;
+  $('#next').disabled = !page.next;
+  setText($('#page-no'), 'page ' + S.cursors.length);
 }
 
 // ---- job ----
 
-async function job(r) {
-  const j = await api('job?id=' + r.id);
-  const fields = ['id', 'tube', 'state', 'pri', 'age', 'delay', 'ttr', 'time_left', 'reserves', 'timeouts', 'releases', 'buries', 'kicks', 'body_size'];
-  const ro = S.info.read_only;
-  $('#view').innerHTML = `
-    <h1>Job ${j.id} in <a href="#/tube/${encodeURIComponent(j.tube)}">${esc(j.tube)}</a></h1>
-    <table id="job-stats">${fields.map(f => `<tr><th>${f.replace('_', '-')}</th><td class="${f}">${esc(j[f])}</td></tr>`).join('')}</table>
-    ${ro ? actionsOff() : `<div class="bar">${j.state === 'buried' || j.state === 'delayed' ? '<button id="job-kick">Kick</button>' : ''}
-      ${j.state === 'reserved' ? '' : '<button id="job-delete" class="danger">Delete</button>'}</div>`}
-    <h2>Body <select id="preview-mode"><option>text</option><option>hex</option><option>json</option></select></h2>
-    <pre class="body" id="job-body">${esc(previewOf(j.body, S.preview, j.body_size))}</pre>`;
-  $('#preview-mode').value = S.preview;
-  $('#preview-mode').onchange = e => { S.preview = e.target.value; refresh(); };
-  if (!ro && $('#job-kick')) $('#job-kick').onclick = () => act('kick-job', { id: j.id });
-  if (!ro && $('#job-delete')) $('#job-delete').onclick = async () => {
-    if (!(await confirmThen(`Delete job ${j.id}?`))) return;
-    try { await api('delete', { id: j.id }); location.hash = `#/tube/${encodeURIComponent(j.tube)}`; say('deleted job ' + j.id); } catch (e) { say(e.message, true); }
-  };
+const jobFields = ['id', 'tube', 'state', 'pri', 'age', 'delay', 'ttr', 'time_left', 'reserves', 'timeouts', 'releases', 'buries', 'kicks', 'body_size'];
+
+async function loadJob(r) {
+  return { j: await api('job?id=' + r.id) };
+}
+
+function drawJob(r, { j }) {
+  const built = frame(r, `
+    <h1>Job ${esc(j.id)} in <a id="job-tube"></a></h1>
+    <table id="job-stats">${jobFields.map(f => `<tr><th>${f.replace('_', '-')}</th><td class="${f}"></td></tr>`).join('')}</table>
+    ${S.info.read_only ? actionsOff() : '<div class="bar" id="job-actions"></div>'}
+    <h2>Body ${previewSelect}</h2>
+    <pre class="body" id="job-body"></pre>`);
+  S.job = j; // the handlers act on the job as last drawn
+  if (built) {
+    bindPreviewMode();
+    const bar = $('#job-actions');
+    if (bar) bar.onclick = async e => {
+      const b = e.target.closest('button'), { id, tube } = S.job;
+      if (!b) return;
+      if (b.id === 'job-kick') return act('kick-job', { id });
+      if (!(await confirmThen(`Delete job ${id}?`))) return;
+      try { await api('delete', { id }); location.hash = `#/tube/${encodeURIComponent(tube)}`; say('deleted job ' + id); } catch (err) { say(err.message, true); }
+    };
+  }
+  const link = $('#job-tube');
+  setText(link, j.tube);
+  setAttr(link, 'href', '#/tube/' + encodeURIComponent(j.tube));
+  for (const f of jobFields) setText($('#job-stats .' + f), j[f]);
+  const bar = $('#job-actions');
+  if (bar && bar.dataset.state !== j.state) {
+    bar.dataset.state = j.state;
+    bar.innerHTML = jobButtons(j.state, 'id="job-kick"', 'id="job-delete" class="danger"');
+  }
+  setText($('#job-body'), previewOf(j.body, S.preview, j.body_size));
 }
 
 // ---- loop ----
 
+const views = {
+  overview: [loadOverview, drawOverview],
+  tube: [loadTube, drawTube],
+  job: [loadJob, drawJob],
+};
+
 async function refresh() {
   if ($('#confirm').open) return; // leave the page still while a question is asked
-  const r = route();
+  const r = route(), seq = ++S.seq;
+  const [load, draw] = views[r.view];
   try {
-    if (r.view === 'tube') await tube(r);
-    else if (r.view === 'job') await job(r);
-    else await overview();
-    $('#updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+    const data = await load(r);
+    // Refreshes overlap (the timer, an action, a click): draw only the newest answer, and only
+    // while its route is still the one shown.
+    if (seq < S.drawn || frameKey(route()) !== frameKey(r) || route().state !== r.state) return;
+    S.drawn = seq;
+    draw(r, data);
+    setText($('#updated'), 'updated ' + new Date().toLocaleTimeString());
     document.body.dataset.view = r.view;
   } catch (e) {
     say(e.message, true);
@@ -256,7 +427,17 @@ async function start() {
   $('#mode').title = S.info.read_only_reason || '';
   document.body.classList.toggle('readonly', S.info.read_only);
   $('#live').onclick = () => { S.live = !S.live; schedule(); };
-  window.addEventListener('hashchange', () => { S.cursors = ['']; say(''); refresh(); });
+  window.addEventListener('hashchange', () => {
+    S.cursors = [''];
+    say('');
+    // Another page: the last one's forms must not be used (a put would go to its tube) while
+    // the new one loads.
+    if (frameKey(route()) !== S.view) {
+      $('#view').replaceChildren();
+      S.view = '';
+    }
+    refresh();
+  });
   schedule();
   await refresh();
 }
