@@ -441,6 +441,9 @@ func (r *rawReader) readPooled() (*[]byte, int, error) {
 	if r.readFD == nil {
 		r.readFD = r.tryRead // one closure per connection, not one per read
 	}
+	// A RawConn.Read whose deadline has passed fails before it calls tryRead: a count left
+	// from the read before would then pass for input that is not in any buffer.
+	r.n, r.rerr = 0, nil
 	err := r.rc.Read(r.readFD)
 	bufp, n, rerr := r.bufp, r.n, r.rerr
 	r.bufp, r.rerr = nil, nil
@@ -449,7 +452,8 @@ func (r *rawReader) readPooled() (*[]byte, int, error) {
 	}
 	switch {
 	case err != nil:
-		// The wait failed: a deadline (stopAfterCommand) or a closed socket.
+		// The wait failed: a deadline (stopAfterCommand) or a closed socket. tryRead holds no
+		// buffer then.
 	case rerr != nil:
 		err = rerr
 	case n == 0:

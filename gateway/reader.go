@@ -72,14 +72,11 @@ func (lr *lineReader) fill() error {
 		if lr.pooled != nil {
 			bufp, n, err := lr.pooled.readPooled()
 			if bufp != nil {
-				if n == 0 {
-					readBufs.Put(bufp)
-				} else {
+				if n > 0 {
 					lr.bufp, lr.buf, lr.r, lr.w = bufp, *bufp, 0, n
+					return nil
 				}
-			}
-			if n > 0 {
-				return nil
+				readBufs.Put(bufp)
 			}
 			if err == nil {
 				err = io.ErrNoProgress

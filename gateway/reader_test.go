@@ -2,11 +2,15 @@ package gateway
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"net"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -115,4 +119,59 @@ func bytesAllocatedPerBody(t *testing.T, n int) uint64 {
 func TestReadBodyAllocatesTheBodyOnly(t *testing.T) {
 	const n = 16 << 10
 	require.LessOrEqual(t, bytesAllocatedPerBody(t, n), uint64(n+512))
+}
+
+// tcpPair returns the two ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = client.Close() })
+	server, err = ln.Accept()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = server.Close() })
+	return client, server
+}
+
+// A read whose deadline has already passed when it starts reports the deadline: it is not
+// mistaken for input by a count left from the read before (which made ReadLine index buf[-1],
+// and ReadBody spin).
+func TestReadAfterAPassedDeadline(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		read func(lr *lineReader) error
+	}{
+		{"ReadLine", func(lr *lineReader) error { _, err := lr.ReadLine(); return err }},
+		{"ReadBody", func(lr *lineReader) error { _, _, err := lr.ReadBody(5); return err }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			client, server := tcpPair(t)
+			c := NewServer(Config{}).newConn(server)
+			_, err := io.WriteString(client, "put 0 0 1 5\r\n")
+			require.NoError(t, err)
+			line, err := c.in.ReadLine()
+			require.NoError(t, err)
+			require.Equal(t, "put 0 0 1 5", string(line))
+
+			require.NoError(t, server.SetReadDeadline(time.Now()))
+			done := make(chan error, 1)
+			go func() {
+				defer func() {
+					if p := recover(); p != nil {
+						done <- fmt.Errorf("panicked: %v", p)
+					}
+				}()
+				done <- tt.read(c.in)
+			}()
+			select {
+			case err = <-done:
+				require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+			case <-time.After(5 * time.Second):
+				t.Fatal("the read did not return")
+			}
+		})
+	}
 }
