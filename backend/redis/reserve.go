@@ -161,6 +161,9 @@ func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id
 		args = append(args, t)
 	}
 	res, err := b.call(ctx, opReserveHanded, args...)
+	if errors.Is(err, backend.ErrNotFound) {
+		return nil, nil // the script's "someone was faster": the reserve goes on as usual
+	}
 	if err != nil || res == nil {
 		return nil, err
 	}
