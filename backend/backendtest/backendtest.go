@@ -1,13 +1,15 @@
 // Package backendtest is the conformance suite every backend.Backend runs from its own tests:
 //
 //	func TestConformance(t *testing.T) {
-//		backendtest.Run(t, func(t *testing.T, clock *backend.FakeClock) backend.Backend {
+//		backendtest.Run(t, func(t *testing.T, clock backend.Clock) backend.Backend {
 //			return mybackend.New(..., clock)
 //		})
 //	}
 //
 // Every case runs in parallel with its own fresh backend and FakeClock; time moves only through
-// the clock. Calls that may block run under a watchdog deadline so that a broken backend fails
+// the clock, except in the RealTime group, whose cases run on the store's own clock because what
+// they check (a reservation outliving its TTR, a job handed out early) happens only when real
+// time passes while sessions overlap. Calls that may block run under a watchdog deadline so that a broken backend fails
 // instead of hanging.
 package backendtest
 
@@ -21,9 +23,10 @@ import (
 // Epoch is the instant every case's FakeClock starts at.
 var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-// NewBackend makes a fresh, empty backend for one case, driven by clock. It registers its own
-// cleanup (t.Cleanup); the suite does not call Close.
-type NewBackend func(t *testing.T, clock *backend.FakeClock) backend.Backend
+// NewBackend makes a fresh, empty backend for one case, driven by clock (a *backend.FakeClock), or
+// by the store's own real time when clock is nil. It registers its own cleanup (t.Cleanup); the
+// suite does not call Close.
+type NewBackend func(t *testing.T, clock backend.Clock) backend.Backend
 
 // testCase is one rule of the contract; its name is a sentence.
 type testCase struct {
@@ -32,28 +35,30 @@ type testCase struct {
 }
 
 type group struct {
-	name  string
-	cases []testCase
+	name     string
+	cases    []testCase
+	realTime bool // the backend runs on its own clock: h.clock must not be used
 }
 
 // groups is the whole suite, one group per command group, in the order they are reported.
 func groups() []group {
 	return []group{
-		{"Sessions", sessionCases},
-		{"PutAndPeek", putPeekCases},
-		{"Reserve", reserveCases},
-		{"ReadyFor", readyForCases},
-		{"DeadlineSoonAndTTR", deadlineCases},
-		{"ReleaseBuryTouch", releaseBuryTouchCases},
-		{"Delete", deleteCases},
-		{"Kick", kickCases},
-		{"Pause", pauseCases},
-		{"Stats", statsCases},
-		{"TubeLifecycle", tubeLifecycleCases},
-		{"Concurrency", concurrencyCases},
-		{"Listing", listingCases},
-		{"Bulk", bulkCases},
-		{"Import", importCases},
+		{"Sessions", sessionCases, false},
+		{"PutAndPeek", putPeekCases, false},
+		{"Reserve", reserveCases, false},
+		{"ReadyFor", readyForCases, false},
+		{"DeadlineSoonAndTTR", deadlineCases, false},
+		{"ReleaseBuryTouch", releaseBuryTouchCases, false},
+		{"Delete", deleteCases, false},
+		{"Kick", kickCases, false},
+		{"Pause", pauseCases, false},
+		{"Stats", statsCases, false},
+		{"TubeLifecycle", tubeLifecycleCases, false},
+		{"Concurrency", concurrencyCases, false},
+		{"Listing", listingCases, false},
+		{"Bulk", bulkCases, false},
+		{"Import", importCases, false},
+		{"RealTime", realTimeCases, true},
 	}
 }
 
@@ -65,7 +70,7 @@ func Run(t *testing.T, newBackend NewBackend) {
 			for _, c := range g.cases {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
-					c.run(newHarness(t, newBackend))
+					c.run(newHarness(t, newBackend, g.realTime))
 				})
 			}
 		})

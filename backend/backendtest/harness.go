@@ -32,7 +32,10 @@ type harness struct {
 	restartWith Restart // set by RunRestarts
 }
 
-func newHarness(t *testing.T, newBackend NewBackend) *harness {
+func newHarness(t *testing.T, newBackend NewBackend, realTime bool) *harness {
+	if realTime {
+		return &harness{T: t, b: newBackend(t, nil)}
+	}
 	clock := backend.NewFakeClock(Epoch)
 	return &harness{T: t, b: newBackend(t, clock), clock: clock}
 }

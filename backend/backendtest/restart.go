@@ -20,7 +20,7 @@ func RunRestarts(t *testing.T, newBackend NewBackend, restart Restart) {
 	for _, c := range restartCases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, newBackend)
+			h := newHarness(t, newBackend, false)
 			h.restartWith = restart
 			c.run(h)
 		})

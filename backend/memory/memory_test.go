@@ -9,7 +9,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	backendtest.Run(t, func(t *testing.T, clock *backend.FakeClock) backend.Backend {
+	backendtest.Run(t, func(t *testing.T, clock backend.Clock) backend.Backend {
 		b := memory.New(memory.Options{Clock: clock})
 		t.Cleanup(func() { _ = b.Close() })
 		return b

@@ -15,7 +15,7 @@ import (
 // The whole contract holds with the binlog on (-f0, so every write also waits for its fsync,
 // and tiny files, so rotation and compaction run inside the cases).
 func TestConformanceWithBinlog(t *testing.T) {
-	backendtest.Run(t, func(t *testing.T, clock *backend.FakeClock) backend.Backend {
+	backendtest.Run(t, func(t *testing.T, clock backend.Clock) backend.Backend {
 		b, err := memory.Open(memory.Options{Clock: clock, Binlog: &binlog.Options{Dir: t.TempDir(), MaxFileSize: 1024}})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = b.Close() })
@@ -27,14 +27,14 @@ func TestConformanceWithBinlog(t *testing.T) {
 // same clock, as a server restarted on its binlog.
 func TestConformanceAcrossRestarts(t *testing.T) {
 	dirs := sync.Map{} // backend → its directory
-	open := func(t *testing.T, clock *backend.FakeClock, dir string) backend.Backend {
+	open := func(t *testing.T, clock backend.Clock, dir string) backend.Backend {
 		b, err := memory.Open(memory.Options{Clock: clock, Binlog: &binlog.Options{Dir: dir, MaxFileSize: 1024}})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = b.Close() })
 		dirs.Store(b, dir)
 		return b
 	}
-	backendtest.RunRestarts(t, func(t *testing.T, clock *backend.FakeClock) backend.Backend {
+	backendtest.RunRestarts(t, func(t *testing.T, clock backend.Clock) backend.Backend {
 		return open(t, clock, t.TempDir())
 	}, func(t *testing.T, old backend.Backend, clock *backend.FakeClock) backend.Backend {
 		dir, _ := dirs.Load(old)

@@ -82,7 +82,7 @@ func TestCluster(t *testing.T) {
 	t.Run("conformance", func(t *testing.T) {
 		t.Parallel()
 		var n atomic.Int64
-		backendtest.Run(t, func(t *testing.T, clock *backend.FakeClock) backend.Backend {
+		backendtest.Run(t, func(t *testing.T, clock backend.Clock) backend.Backend {
 			return c.newBackend(t, c.prefixOn(t, 1+int(n.Add(1)%2)), clock, 0) // nodes 1 and 2
 		})
 	})

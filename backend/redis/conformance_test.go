@@ -9,7 +9,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	requireRedis(t)
-	backendtest.Run(t, func(t *testing.T, clock *backend.FakeClock) backend.Backend {
+	backendtest.Run(t, func(t *testing.T, clock backend.Clock) backend.Backend {
 		return newBackend(t, newPrefix(t), clock, 0)
 	})
 }
