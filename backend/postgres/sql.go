@@ -17,7 +17,7 @@ type statements map[string]string
 
 // loadStatements reads every statement and fills in {{schema}} (the quoted schema name),
 // {{channel}} (the NOTIFY channel as a string literal: identifiers cannot be query parameters) and
-// {{now}} (the injected time in $1, or the database's own clock when $1 is NULL) and {{origin}}
+// {{now}} (the injected time in $1, or the database's clock at the statement's start when $1 is NULL) and {{origin}}
 // (this Backend's id as a literal).
 //
 // Notification payloads are "<origin> <n> <tube>": n jobs became ready in tube (0: wake every
@@ -54,7 +54,10 @@ func expand(text, schema string) string {
 	r := strings.NewReplacer(
 		"{{schema}}", pgx.Identifier{schema}.Sanitize(),
 		"{{channel}}", "'"+strings.ReplaceAll(channelName(schema), "'", "''")+"'",
-		"{{now}}", "coalesce($1::timestamptz, now())",
+		// statement_timestamp, not now(): now() is when the transaction began, and a statement
+		// that follows another in a batch (promote, then reserve) would date deadlines from
+		// before the first statement's lock waits.
+		"{{now}}", "coalesce($1::timestamptz, statement_timestamp())",
 	)
 	return r.Replace(text)
 }

@@ -108,6 +108,9 @@ func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult,
 		clear(res)
 		unreferenced = unreferenced[:0]
 		bt := &pgx.Batch{}
+		if len(putAt) > 0 && len(delIDs) > 0 {
+			bt.Queue(b.st.get("lock_tubes"), tubes, delIDs) // see lock_tubes.sql
+		}
 		if len(putAt) > 0 {
 			bt.Queue(b.st.get("put"), now, tubes, prios, delays, ttrs, bodies, own).Query(func(rows pgx.Rows) error {
 				var ord, id int64

@@ -8,19 +8,26 @@ WITH ended AS (
     DELETE FROM {{schema}}.sessions WHERE id = ANY($2::text[]) RETURNING used_tube
 ), unwatched AS (
     DELETE FROM {{schema}}.session_watches WHERE session_id = ANY($2::text[]) RETURNING tube
-), expired AS (
-    -- Reservations already past their deadline time out first (counted), as at their deadline.
-    SELECT count(*) AS n FROM {{schema}}.jobs
-    WHERE state = 3 AND reserved_by = ANY($2::text[]) AND due_at <= {{now}}
-), counted AS (
-    INSERT INTO {{schema}}.job_timeout_counts (n) SELECT n FROM expired WHERE n > 0
-), returned AS (
-    UPDATE {{schema}}.jobs
-    -- A reservation past its deadline became ready at it.
-    SET state = 1, reserved_by = NULL, timeouts = timeouts + (due_at <= {{now}})::int,
-        ready_at = least(due_at, {{now}}), due_at = NULL
+), locked AS MATERIALIZED (
+    -- Job rows first and in id order, then tube rows in name order, as the other statements
+    -- that lock several of them take them (promote_tubes, delete, put), so that none can
+    -- deadlock. A reservation already past its deadline times out first (counted), as at its
+    -- deadline; the values are those of the row version locked.
+    SELECT id, due_at <= {{now}} AS expired FROM {{schema}}.jobs
     WHERE state = 3 AND reserved_by = ANY($2::text[])
-    RETURNING id, tube, reserved_at
+    ORDER BY id
+    FOR UPDATE
+), counted AS (
+    INSERT INTO {{schema}}.job_timeout_counts (n)
+    SELECT count(*) FROM locked WHERE expired HAVING count(*) > 0
+), returned AS (
+    UPDATE {{schema}}.jobs j
+    -- A reservation past its deadline became ready at it.
+    SET state = 1, reserved_by = NULL, timeouts = j.timeouts + l.expired::int,
+        ready_at = least(j.due_at, {{now}}), due_at = NULL
+    FROM locked l
+    WHERE j.id = ANY(ARRAY(SELECT id FROM locked)) AND l.id = j.id
+    RETURNING j.id, j.tube, j.reserved_at
 ), refs AS (
     SELECT tube, sum(u) AS u, sum(w) AS w FROM (
         SELECT used_tube AS tube, 1 AS u, 0 AS w FROM ended
@@ -28,9 +35,15 @@ WITH ended AS (
         SELECT tube, 0, 1 FROM unwatched
     ) r GROUP BY tube
 ), dropped AS (
-    UPDATE {{schema}}.tubes t
-    SET using_count = t.using_count - refs.u, watching_count = t.watching_count - refs.w
-    FROM refs WHERE t.name = refs.tube
+    -- The tubes exist (the sessions reference them): nothing is inserted.
+    INSERT INTO {{schema}}.tubes AS t (name, using_count, watching_count)
+    SELECT refs.tube, -refs.u, -refs.w FROM refs
+    WHERE EXISTS (SELECT 1 FROM {{schema}}.tubes x WHERE x.name = refs.tube)
+      AND (SELECT count(*) FROM returned) >= 0
+    ORDER BY refs.tube
+    ON CONFLICT (name) DO UPDATE
+    SET using_count = t.using_count + excluded.using_count,
+        watching_count = t.watching_count + excluded.watching_count
 ), notified AS (
     SELECT pg_notify({{channel}}, {{origin}} || ' ' || count(*) || ' ' || tube) FROM returned GROUP BY tube
 )
