@@ -15,7 +15,7 @@ import (
 var backendOps = []string{
 	"begin_session", "end_session", "use_tube", "watch_tube", "ignore_tube", "put", "reserve",
 	"reserve_wait", "reserve_job", "delete", "release", "bury", "touch", "kick", "kick_job",
-	"peek", "peek_state", "job_stats", "tube_stats", "stats", "list_tubes", "pause_tube",
+	"peek", "peek_state", "job_stats", "tube_stats", "stats", "list_tubes", "pause_tube", "ping",
 }
 
 const (
@@ -41,6 +41,7 @@ const (
 	opStats
 	opListTubes
 	opPauseTube
+	opPing // the readiness probe's
 )
 
 // backendCalls holds the per-operation series, resolved once.
@@ -106,7 +107,10 @@ func (i *instrumented) NonBlocking() bool {
 // Ping passes backend.Pinger through; a backend without it is always reachable.
 func (i *instrumented) Ping(ctx context.Context) error {
 	if p, ok := i.b.(backend.Pinger); ok {
-		return p.Ping(ctx)
+		t := time.Now()
+		err := p.Ping(ctx)
+		i.m.done(opPing, t, err)
+		return err
 	}
 	return nil
 }
