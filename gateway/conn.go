@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -50,9 +51,12 @@ type conn struct {
 	worker   bool
 	waited   bool // the last reserve had to wait (see reserve)
 
-	ctx      context.Context // ends when the connection ends or the server stops it
+	// ctx bounds the backend calls of the connection's commands: it ends with the connection,
+	// or when Close cuts it, never at a graceful stop, so that a command already read is
+	// carried out and answered for real.
+	ctx      context.Context
 	cancel   context.CancelFunc
-	stopping atomic.Bool     // set by Shutdown: end after the current command
+	stopping atomic.Bool     // set by Shutdown: answer what has arrived, then end (see stopAfterCommand)
 	waiting  *waitingReserve // a ReserveStarter wait's hand-over; made at the first one
 
 	authed bool // past token auth (always, without Config.Auth)
@@ -82,16 +86,21 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		cancel: cancel,
 		authed: s.cfg.Auth == nil,
 	}
-	c.raw = &rawReader{nc: nc, beforeRead: c.flush}
+	c.raw = &rawReader{c: c, nc: nc}
 	if sc, ok := nc.(syscall.Conn); ok {
 		c.raw.rc, _ = sc.SyscallConn()
+	} else if tc, ok := nc.(*tls.Conn); ok {
+		if sc, ok := tc.NetConn().(syscall.Conn); ok {
+			c.raw.socket, _ = sc.SyscallConn()
+		}
 	}
 	c.w = socketWriter{nc: nc, rc: c.raw.rc}
 	c.in = newLineReader(c.raw, readBufferSize)
 	return c
 }
 
-// serve runs the connection until the client leaves, sends quit, or the server stops it.
+// serve runs the connection until the client leaves, sends quit, or the server stops it: then
+// it ends once it has answered every command that had arrived (see stopAfterCommand).
 func (c *conn) serve() {
 	st := c.srv.stats
 	st.connections.Add(1)
@@ -106,8 +115,8 @@ func (c *conn) serve() {
 	if c.authed {
 		c.ensureSession() // an error is retried before the next command that needs the session
 	}
-	for !c.stopping.Load() {
-		line, err := c.in.ReadLine()
+	for {
+		line, err := c.in.ReadLine() // errStopped once stopped with nothing more arrived
 		switch {
 		case errors.Is(err, errLineTooLong):
 			c.reply(msgBadFormat)
@@ -139,7 +148,6 @@ func (c *conn) serve() {
 			return
 		}
 	}
-	c.flush()
 }
 
 // trace logs a command line (-V). Kept out of serve so that serve's frame stays small: an idle
@@ -158,7 +166,7 @@ func (c *conn) trace(line []byte) {
 // tubes dropped, as beanstalkd does both before it reads anything else.
 func (c *conn) finish() {
 	c.cancel()
-	defer func() { _ = c.nc.Close() }()
+	defer c.closeSocket()
 	c.passGate()
 	st := c.srv.stats
 	st.connections.Add(-1)
@@ -178,12 +186,63 @@ func (c *conn) finish() {
 	}
 }
 
-// stopAfterCommand asks the connection to end once its current command is done; a waiting
-// reserve is cancelled and an idle read is interrupted. Safe from any goroutine.
+// stopAfterCommand asks the connection to end gracefully; safe from any goroutine. The command
+// being run is carried out (its backend calls keep c.ctx) and answered, and so is every command
+// that has arrived by the time the connection looks for its next one; a reserve waiting for a
+// job answers TIMED_OUT, as beanstalkd answers a waiting client that half-closes. Then the
+// connection ends (see closeSocket). The passed read deadline wakes a connection blocked in a
+// read or a reserve's wait; from then on a read waits only for the rest of a command begun
+// (stopWoke), bounded by Close.
 func (c *conn) stopAfterCommand() {
 	c.stopping.Store(true)
-	c.cancel()
 	_ = c.nc.SetReadDeadline(time.Now())
+}
+
+// stopWoke reports whether err is the stop's wake-up of an authenticated connection and, if so,
+// clears the read deadline for the reads that finish the connection's commands. It is cleared
+// at each wake-up: stopAfterCommand's deadline may land after an earlier clearing. A
+// connection that has not authenticated just ends.
+func (c *conn) stopWoke(err error) bool {
+	if !c.stopping.Load() || !c.authed || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return false
+	}
+	_ = c.nc.SetReadDeadline(time.Time{})
+	return true
+}
+
+// finishing reports whether the server is stopping the connection and it is answering what has
+// arrived: a read at the start of a command then takes only what is there.
+func (c *conn) finishing() bool { return c.stopping.Load() && c.authed }
+
+// Lingering after a graceful stop (closeSocket): until the client has been quiet this long,
+// and at most lingerMax.
+const (
+	lingerQuiet = 250 * time.Millisecond
+	lingerMax   = 2 * time.Second
+)
+
+// closeSocket closes the connection. After a graceful stop it first ends the sending side (FIN),
+// then reads and drops what the client still sends until it closes its own side or goes quiet:
+// a socket closed with input unread makes the kernel answer RST, and the client would see
+// "connection reset by peer" instead of the end of its replies. Close cuts the wait.
+func (c *conn) closeSocket() {
+	defer func() { _ = c.nc.Close() }()
+	if !c.stopping.Load() {
+		return
+	}
+	cw, ok := c.nc.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	bufp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bufp)
+	until := time.Now().Add(lingerMax)
+	for left := lingerMax; left > 0; left = time.Until(until) {
+		_ = c.nc.SetReadDeadline(time.Now().Add(min(lingerQuiet, left)))
+		if _, err := c.nc.Read(*bufp); err != nil {
+			return // the client's EOF, quiet, or Close
+		}
+	}
 }
 
 func (c *conn) ensureSession() error {
@@ -270,20 +329,29 @@ func (c *conn) flush() bool {
 // block, it flushes the queued replies: so pipelined commands get their replies in one write,
 // and no reply waits behind a read.
 type rawReader struct {
-	nc         net.Conn
-	rc         syscall.RawConn // nc's, when it has one: lets an idle read wait without a buffer
-	readFD     func(fd uintptr) bool
-	bufp       *[]byte // tryRead's result: the buffer, the count and the error of its read
-	n          int
-	rerr       error
-	beforeRead func() bool
-	pending    []byte
-	err        error // a read error seen while watching; returned once pending is drained
+	c       *conn
+	nc      net.Conn
+	rc      syscall.RawConn // nc's, when it has one: lets an idle read wait without a buffer
+	socket  syscall.RawConn // without rc (TLS): the socket under nc, to see whether input waits
+	readFD  func(fd uintptr) bool
+	bufp    *[]byte // tryRead's result: the buffer, the count and the error of its read
+	n       int
+	rerr    error
+	noWait  bool // tryRead returns at once on an empty socket (errStopped) instead of waiting
+	pending []byte
+	err     error // a read error seen while watching; returned once pending is drained
 }
 
-var errWriteFailed = errors.New("gateway: writing replies failed")
+var (
+	errWriteFailed = errors.New("gateway: writing replies failed")
+	// errStopped: the server stopped the connection and nothing more has arrived.
+	errStopped = errors.New("gateway: connection stopped by the server")
+)
 
-func (r *rawReader) Read(p []byte) (int, error) {
+func (r *rawReader) Read(p []byte) (int, error) { return r.read(p, false) }
+
+// read is Read; atCommand: see pooledSource.
+func (r *rawReader) read(p []byte, atCommand bool) (int, error) {
 	if len(r.pending) > 0 {
 		n := copy(p, r.pending)
 		r.pending = r.pending[n:]
@@ -292,10 +360,55 @@ func (r *rawReader) Read(p []byte) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	if !r.beforeRead() {
+	if !r.c.flush() {
 		return 0, errWriteFailed
 	}
-	return r.nc.Read(p)
+	for {
+		if atCommand && r.c.finishing() {
+			return r.readArrived(p)
+		}
+		n, err := r.nc.Read(p)
+		if n > 0 || !r.c.stopWoke(err) {
+			return n, err
+		}
+	}
+}
+
+// readArrived is a stopped connection's read at the start of a command without a RawConn (TLS):
+// what the connection has buffered, else, if the socket holds input, that input (waiting for
+// the rest of a TLS record), else errStopped.
+func (r *rawReader) readArrived(p []byte) (int, error) {
+	_ = r.nc.SetReadDeadline(aLongTimeAgo) // a read then takes only what is buffered
+	n, err := r.nc.Read(p)
+	_ = r.nc.SetReadDeadline(time.Time{})
+	if n > 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return n, err
+	}
+	if r.socket == nil || !inputWaits(r.socket) {
+		return 0, errStopped
+	}
+	for {
+		n, err := r.nc.Read(p)
+		if n > 0 || !r.c.stopWoke(err) {
+			return n, err
+		}
+	}
+}
+
+// inputWaits reports whether the socket has input (or its end, or an error) to read.
+func inputWaits(rc syscall.RawConn) bool {
+	waits := false
+	_ = rc.Control(func(fd uintptr) {
+		var b [1]byte
+		for {
+			_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			if err != syscall.EINTR {
+				waits = err != syscall.EAGAIN
+				return
+			}
+		}
+	})
+	return waits
 }
 
 // errHangup: the client shut down its side while a reserve was waiting.
@@ -303,8 +416,9 @@ var errHangup = errors.New("gateway: client hung up")
 
 // watchHangup reads ahead from the socket while the command loop waits in a reserve, so that a
 // client closing its side ends the wait (beanstalkd answers TIMED_OUT to a half-close). It calls
-// hangup with errHangup at EOF or a read error. stop ends the watch and must be called before
-// the command loop reads again.
+// hangup with errHangup at EOF or a read error, and when the server stops the connection (the
+// wait then answers TIMED_OUT too). stop ends the watch and must be called before the command
+// loop reads again.
 func (c *conn) watchHangup(hangup context.CancelCauseFunc) (stop func()) {
 	var (
 		done     = make(chan struct{})
@@ -313,6 +427,10 @@ func (c *conn) watchHangup(hangup context.CancelCauseFunc) (stop func()) {
 	)
 	go func() {
 		defer close(done)
+		if c.stopping.Load() {
+			hangup(errHangup) // a stopped connection does not wait: the reserve answers TIMED_OUT
+			return
+		}
 		buf := make([]byte, 512)
 		for {
 			n, err := c.nc.Read(buf)
@@ -322,7 +440,12 @@ func (c *conn) watchHangup(hangup context.CancelCauseFunc) (stop func()) {
 			}
 			if err != nil {
 				var ne net.Error
-				if stopping.Load() && errors.As(err, &ne) && ne.Timeout() {
+				timeout := errors.As(err, &ne) && ne.Timeout()
+				if timeout && stopping.Load() {
+					return
+				}
+				if timeout && c.stopping.Load() {
+					hangup(errHangup) // the stop's wake-up: not the client's end
 					return
 				}
 				c.raw.err = err
@@ -380,12 +503,17 @@ const (
 	readAheadWoken = iota // the wait for input ended without input's end: a deadline was set
 	readAheadInput        // input was read and kept in pending
 	readAheadFull         // maxReadAhead bytes are waiting: reading ahead stops
-	readAheadEnded        // end of input or a read error (kept in err for after the pending bytes)
+	// readAheadEnded: end of input or a read error (kept in err for after the pending bytes),
+	// or the server is stopping the connection (nothing kept: the input is still read).
+	readAheadEnded
 )
 
 // readAhead waits until the socket is readable or a read deadline passes, and keeps what it
 // reads in pending. It serves a reserve waiting on the connection's own goroutine.
 func (r *rawReader) readAhead() int {
+	if r.c.stopping.Load() {
+		return readAheadEnded // a stopped connection does not wait: the reserve answers TIMED_OUT
+	}
 	outcome := readAheadWoken
 	had := len(r.pending)
 	var buf [512]byte
@@ -428,38 +556,45 @@ func (r *rawReader) readAhead() int {
 
 // readPooled serves pending bytes first, then flushes the queued replies and waits until the
 // socket is readable before it takes a buffer from readBufs: a connection waiting for its next
-// command holds no read buffer.
-func (r *rawReader) readPooled() (*[]byte, int, error) {
+// command holds no read buffer. A stopped connection at the start of a command does not wait:
+// with nothing arrived it returns errStopped.
+func (r *rawReader) readPooled(atCommand bool) (*[]byte, int, error) {
 	if len(r.pending) > 0 || r.err != nil || r.rc == nil {
 		bufp := readBufs.Get().(*[]byte)
-		n, err := r.Read(*bufp)
+		n, err := r.read(*bufp, atCommand)
 		return bufp, n, err
 	}
-	if !r.beforeRead() {
+	if !r.c.flush() {
 		return nil, 0, errWriteFailed
 	}
 	if r.readFD == nil {
 		r.readFD = r.tryRead // one closure per connection, not one per read
 	}
-	// A RawConn.Read whose deadline has passed fails before it calls tryRead: a count left
-	// from the read before would then pass for input that is not in any buffer.
-	r.n, r.rerr = 0, nil
-	err := r.rc.Read(r.readFD)
-	bufp, n, rerr := r.bufp, r.n, r.rerr
-	r.bufp, r.rerr = nil, nil
-	if n < 0 {
-		n = 0
+	for {
+		r.noWait = atCommand && r.c.finishing()
+		// A RawConn.Read whose deadline has passed fails before it calls tryRead: a count left
+		// from the read before would then pass for input that is not in any buffer.
+		r.n, r.rerr = 0, nil
+		err := r.rc.Read(r.readFD)
+		bufp, n, rerr := r.bufp, r.n, r.rerr
+		r.bufp, r.rerr = nil, nil
+		switch {
+		case err != nil:
+			// The wait failed: a deadline (stopAfterCommand) or a closed socket. tryRead holds
+			// no buffer then.
+			if r.c.stopWoke(err) {
+				continue
+			}
+			return nil, 0, err
+		case rerr == syscall.EAGAIN:
+			return nil, 0, errStopped // noWait, and nothing has arrived
+		case rerr != nil:
+			return bufp, 0, rerr
+		case n <= 0:
+			return bufp, 0, io.EOF
+		}
+		return bufp, n, nil
 	}
-	switch {
-	case err != nil:
-		// The wait failed: a deadline (stopAfterCommand) or a closed socket. tryRead holds no
-		// buffer then.
-	case rerr != nil:
-		err = rerr
-	case n == 0:
-		err = io.EOF
-	}
-	return bufp, n, err
 }
 
 // tryRead is readPooled's RawConn callback: it reads into a pooled buffer, and gives the buffer
@@ -477,7 +612,7 @@ func (r *rawReader) tryRead(fd uintptr) bool {
 	if r.rerr == syscall.EAGAIN {
 		readBufs.Put(r.bufp) // nothing to read: wait without holding the buffer
 		r.bufp = nil
-		return false
+		return r.noWait
 	}
 	return true
 }

@@ -21,9 +21,10 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufferSize); re
 
 // pooledSource is a byte source that can wait for input before it takes a buffer from readBufs,
 // so that a connection blocked in a read holds no buffer. readPooled returns the buffer (nil on
-// error) with n bytes read into it.
+// error) with n bytes read into it. atCommand reports that no byte of the next command has been
+// read yet: a connection the server is stopping ends there once nothing more has arrived.
 type pooledSource interface {
-	readPooled() (bufp *[]byte, n int, err error)
+	readPooled(atCommand bool) (bufp *[]byte, n int, err error)
 }
 
 // lineReader reads CRLF-terminated command lines and put bodies from a connection.
@@ -65,12 +66,12 @@ func (lr *lineReader) release() {
 }
 
 // fill reads more input after buf[r:w]. With nothing buffered it gives the buffer back first and
-// takes one again only once input has arrived.
-func (lr *lineReader) fill() error {
+// takes one again only once input has arrived. atCommand: see pooledSource.
+func (lr *lineReader) fill(atCommand bool) error {
 	if lr.r == lr.w {
 		lr.release()
 		if lr.pooled != nil {
-			bufp, n, err := lr.pooled.readPooled()
+			bufp, n, err := lr.pooled.readPooled(atCommand)
 			if bufp != nil {
 				if n > 0 {
 					lr.bufp, lr.buf, lr.r, lr.w = bufp, *bufp, 0, n
@@ -121,9 +122,9 @@ func (lr *lineReader) ReadLine() ([]byte, error) {
 	lr.line = lr.line[:0]
 	tooLong := false
 	prevCR := false // the byte before the current chunk was a CR
-	for {
+	for atCommand := true; ; atCommand = false {
 		if lr.r == lr.w {
-			if err := lr.fill(); err != nil {
+			if err := lr.fill(atCommand); err != nil {
 				return nil, err
 			}
 		}
@@ -190,7 +191,7 @@ func (lr *lineReader) readFull(p []byte) error {
 		return err
 	}
 	for got < len(p) {
-		if err := lr.fill(); err != nil {
+		if err := lr.fill(false); err != nil {
 			return unexpectedEOF(err)
 		}
 		k := copy(p[got:], lr.buf[lr.r:lr.w])
@@ -214,7 +215,7 @@ func unexpectedEOF(err error) error {
 func (lr *lineReader) Discard(n int64) error {
 	for n > 0 {
 		if lr.r == lr.w {
-			if err := lr.fill(); err != nil {
+			if err := lr.fill(false); err != nil {
 				return err
 			}
 		}

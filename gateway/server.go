@@ -222,9 +222,10 @@ func (s *Server) isClosed() bool {
 	return s.closed
 }
 
-// Shutdown stops accepting, lets each connection finish the command it is running (a waiting
-// reserve is cancelled), returns every reservation to ready, and waits for the connections to
-// end or ctx to expire, whichever is first.
+// Shutdown stops accepting, lets each connection answer the commands that have reached it (the
+// one it is running, those already received; a reserve waiting for a job answers TIMED_OUT),
+// returns every reservation to ready, closes each connection cleanly (see conn.closeSocket), and
+// waits for the connections to end or ctx to expire, whichever is first; then Close cuts them.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
@@ -250,8 +251,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
-// Close stops accepting and closes every connection at once; their sessions are still ended
-// (reservations returned) as each connection goroutine exits.
+// Close stops accepting and closes every connection at once, cancelling the backend calls of
+// the commands they run; their sessions are still ended (reservations returned) as each
+// connection goroutine exits.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -259,6 +261,7 @@ func (s *Server) Close() error {
 		_ = ln.Close()
 	}
 	for c := range s.conns {
+		c.cancel()
 		_ = c.nc.Close()
 	}
 	for nc := range s.pending {

@@ -141,8 +141,11 @@ func TestSIGTERMStopsGracefully(t *testing.T) {
 			require.Equal(t, "USING default\r\n", dial(t, s.addr).roundTrip(t, "list-tube-used\r\n"))
 
 			s.signals <- sig
-			// A waiting reserve is cancelled, so the stop takes far less than the 30s allowed.
+			// A waiting reserve ends (TIMED_OUT), so the stop takes far less than the 30s allowed.
 			require.Equal(t, exitOK, s.waitExit(t, 10*time.Second))
+			line, err := waiting.r.ReadString('\n')
+			require.NoError(t, err)
+			require.Equal(t, "TIMED_OUT\r\n", line)
 			_, err = waiting.r.ReadString('\n')
 			require.ErrorIs(t, err, io.EOF, "the connection is closed")
 			require.Contains(t, s.stderr.String(), "stopped")
