@@ -12,7 +12,9 @@ func percentile(sorted []time.Duration, p float64) float64 {
 	if len(sorted) == 0 {
 		return math.NaN()
 	}
-	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	// p*n/100 in floating point can land a hair above a whole rank (99.9% of 1000 gives
+	// 999.0000000000001); the tolerance keeps such a rank whole instead of taking the next sample.
+	rank := int(math.Ceil(p*float64(len(sorted))/100 - 1e-9))
 	rank = min(max(rank, 1), len(sorted))
 	return float64(sorted[rank-1])
 }

@@ -13,6 +13,10 @@ func TestPercentileIsNearestRank(t *testing.T) {
 	for i := range hundred {
 		hundred[i] = time.Duration(i + 1)
 	}
+	thousand := make([]time.Duration, 1000)
+	for i := range thousand {
+		thousand[i] = time.Duration(i + 1)
+	}
 	tests := []struct {
 		name    string
 		samples []time.Duration
@@ -22,6 +26,8 @@ func TestPercentileIsNearestRank(t *testing.T) {
 		{"median of 1..100", hundred, 50, 50},
 		{"p99 of 1..100", hundred, 99, 99},
 		{"p999 of 1..100 is the largest", hundred, 99.9, 100},
+		{"p999 of 1..1000 is the 999th, not pushed up by rounding", thousand, 99.9, 999},
+		{"p99 of 1..1000", thousand, 99, 990},
 		{"p100 is the largest", hundred, 100, 100},
 		{"tiny p is the smallest", hundred, 0.001, 1},
 		{"single sample", []time.Duration{7}, 99.9, 7},
