@@ -32,15 +32,19 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	servers := fs.String("servers", "", "servers to compare, `name=host:port,...`; ratios are to the first")
 	pids := fs.String("pid", "", "server pids for the conns scenario and CPU per job, `name=PID,...` (default: found by port in /proc)")
 	stores := fs.String("store", "", "the store behind a gateway target, `name=URL,...` (redis:// or postgres://): adds its CPU, commands and WAL per job")
-	fs.StringVar(&cfg.scenario, "scenario", "cycle", "put, cycle, drain, reserve-wait, delayed or conns")
-	fs.IntVar(&cfg.opts.Conns, "conns", 16, "connections (producers+consumers; consumers for reserve-wait/delayed/drain; idle ones for conns)")
+	fs.StringVar(&cfg.scenario, "scenario", "cycle", "put, cycle, drain, reserve-wait, delayed, open-loop or conns")
+	fs.IntVar(&cfg.opts.Conns, "conns", 16, "connections (producers+consumers; consumers for reserve-wait/delayed/drain; waiting workers for open-loop; idle ones for conns)")
 	fs.IntVar(&cfg.opts.Pipeline, "pipeline", 1, "puts in flight per producer connection")
-	fs.IntVar(&cfg.opts.Body, "body", 100, "job body size in bytes (at least 16 for reserve-wait and delayed)")
+	fs.IntVar(&cfg.opts.Body, "body", 100, "job body size in bytes (at least 16 for reserve-wait and delayed, 32 for open-loop)")
 	fs.IntVar(&cfg.opts.Tubes, "tubes", 1, "tubes per round (fresh random names every round)")
-	fs.DurationVar(&cfg.opts.Duration, "duration", 5*time.Second, "measuring time per round")
+	fs.DurationVar(&cfg.opts.Duration, "duration", 5*time.Second, "measuring time per round (open-loop: 10s unless given)")
 	fs.IntVar(&cfg.opts.Jobs, "jobs", 0, "put: stop after this many jobs (0: duration only); drain: jobs to pre-load (0: 50000)")
 	fs.IntVar(&cfg.opts.Backlog, "backlog", 1000, "cycle: producers pause while this many jobs wait (0: no limit)")
 	fs.DurationVar(&cfg.opts.Interval, "interval", 2*time.Millisecond, "reserve-wait, delayed: time between trickled puts")
+	fs.IntVar(&cfg.opts.Rate, "rate", 2000, "open-loop: jobs per second offered, over all producers")
+	fs.IntVar(&cfg.opts.Producers, "producers", 4, "open-loop: producer connections sharing the offered rate")
+	fs.DurationVar(&cfg.opts.Warmup, "warmup", 2*time.Second, "open-loop: load offered before the measured window, not counted")
+	fs.DurationVar(&cfg.opts.Handler, "handler", 0, "open-loop: time a worker holds each job before deleting it")
 	fs.IntVar(&cfg.rounds, "rounds", 5, "rounds per server, alternating between servers")
 	fs.BoolVar(&cfg.json, "json", false, "print JSON instead of a table")
 	if err := fs.Parse(args); err != nil {
@@ -59,6 +63,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	if cfg.scenario == "drain" && cfg.opts.Jobs == 0 {
 		cfg.opts.Jobs = 50000
 	}
+	if cfg.scenario == "open-loop" && !flagGiven(fs, "duration") {
+		cfg.opts.Duration = openLoopDuration
+	}
 	return cfg, cfg.validate()
 }
 
@@ -75,8 +82,26 @@ func (c *config) validate() error {
 		return errors.New("-duration and -interval must be positive")
 	case o.Jobs < 0 || o.Backlog < 0:
 		return errors.New("-jobs and -backlog must not be negative")
+	case o.Rate < 1 || o.Rate > maxRate || o.Producers < 1:
+		return fmt.Errorf("-rate must be 1..%d and -producers at least 1", maxRate)
+	case o.Warmup < 0 || o.Handler < 0:
+		return errors.New("-warmup and -handler must not be negative")
 	}
 	return nil
+}
+
+// openLoopDuration is open-loop's measured window unless -duration says otherwise: long enough
+// for its tail percentiles to rest on thousands of jobs.
+const openLoopDuration = 10 * time.Second
+
+// maxRate keeps a schedule's arithmetic (nanoseconds times jobs per second) far from overflow.
+const maxRate = 1_000_000
+
+// flagGiven reports whether the command line set the flag, as opposed to its default applying.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // parseTargets reads "name=addr,..." (a bare addr is its own name) and "name=pid,...".

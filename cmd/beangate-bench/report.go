@@ -13,8 +13,12 @@ import (
 // writeTable prints the run as a plain table: one block per metric, one row per server.
 func writeTable(w io.Writer, res *runResult) error {
 	o := res.Options
-	fmt.Fprintf(w, "scenario %s: conns=%d pipeline=%d body=%d tubes=%d duration=%s jobs=%d rounds=%d\n",
+	fmt.Fprintf(w, "scenario %s: conns=%d pipeline=%d body=%d tubes=%d duration=%s jobs=%d rounds=%d",
 		res.Scenario, o.Conns, o.Pipeline, o.Body, o.Tubes, o.Duration, o.Jobs, res.Rounds)
+	if res.Scenario == "open-loop" {
+		fmt.Fprintf(w, " rate=%d producers=%d warmup=%s handler=%s", o.Rate, o.Producers, o.Warmup, o.Handler)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tserver\tmedian\tmin\tmax\tratio")
 	if len(res.Servers) > 0 {

@@ -20,6 +20,12 @@ type options struct {
 	Jobs     int           `json:"jobs"`        // job count: put stops early at it, drain preloads it
 	Backlog  int           `json:"backlog"`     // cycle: producers pause when this many jobs wait
 	Interval time.Duration `json:"interval_ns"` // reserve-wait, delayed: gap between trickled puts
+	// open-loop: the offered rate over every producer, the producers, the warm-up before the
+	// measured window, and how long a worker holds each job before deleting it.
+	Rate      int           `json:"rate"`
+	Producers int           `json:"producers"`
+	Warmup    time.Duration `json:"warmup_ns"`
+	Handler   time.Duration `json:"handler_ns"`
 }
 
 // target is one server under test. Addr may name two gateways of one shared store as "A+B":

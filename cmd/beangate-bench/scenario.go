@@ -12,6 +12,7 @@ var scenarios = map[string]scenario{
 	"drain":        runDrain,
 	"reserve-wait": runReserveWait,
 	"delayed":      runDelayed,
+	"open-loop":    runOpenLoop,
 	"conns":        runConns,
 }
 

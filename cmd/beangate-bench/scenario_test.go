@@ -23,6 +23,7 @@ func TestScenariosPassTheirChecksOnBeanstalkd(t *testing.T) {
 		{"cycle", func(o *options) { o.Conns = 1 }},
 		{"drain", func(o *options) { o.Jobs = 500 }},
 		{"reserve-wait", func(o *options) { o.Conns = 8 }},
+		{"open-loop", func(o *options) { o.Rate, o.Producers, o.Warmup = 200, 2, 50*time.Millisecond }},
 		{"conns", func(o *options) { o.Conns = 50 }},
 	}
 	for _, tt := range tests {
