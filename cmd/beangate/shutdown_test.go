@@ -40,8 +40,9 @@ type loadStore struct {
 	args   func(t *testing.T) []string
 	shared bool // two gateways can serve it at once
 	// rounds is how many stops under load a test makes. Before the read that raced the stop was
-	// fixed, a connection panicked in about one stop in ten: the stores' rounds together catch
-	// that in most runs (the cheap memory ones carry the number).
+	// fixed, a connection panicked in one stop in ten to thirty, so the rounds of all stores
+	// together (the cheap memory ones carry the number) caught it in most runs; the stop now
+	// takes that read on every connection.
 	rounds int
 }
 
