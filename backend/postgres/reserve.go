@@ -34,9 +34,10 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		timeout := b.clock.AfterFunc(p.Timeout, func() { close(timedOut) })
 		defer timeout.Stop()
 	}
-	// After a wait, the next attempt promotes first: it was most likely woken by a delayed job
-	// coming due or a reservation running out, and would otherwise learn that from a first round
-	// and need a second (see execReserves).
+	// After a wait that ended at a due moment (or a poll), the next attempt promotes first: a
+	// delayed job has most likely come due or a reservation run out, and it would otherwise learn
+	// that from a first round and need a second (see execReserves). A wake-up by a job made
+	// ready needs no promotion: that attempt costs one statement.
 	promote := false
 	for {
 		// Read before the attempt: a timeout that fired earlier is answered only after an
@@ -66,16 +67,18 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		if expired {
 			return nil, backend.ErrTimedOut
 		}
-		if err := b.wait(ctx, w, info, timedOut); err != nil {
+		hinted, err := b.wait(ctx, w, info, timedOut)
+		if err != nil {
 			gaveUp = true
 			return nil, err
 		}
-		promote = true
+		promote = !hinted
 	}
 }
 
-// wait blocks until a hint, the next due moment, the poll interval, the timeout or ctx.
-func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <-chan struct{}) error {
+// wait blocks until a hint, the next due moment, the poll interval, the timeout or ctx. hinted:
+// it ended on a hint that a job was made ready.
+func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <-chan struct{}) (hinted bool, err error) {
 	next := info.nextDue
 	if info.ownDeadline != nil {
 		soon := info.ownDeadline.Add(-backend.DeadlineSoonMargin)
@@ -83,6 +86,7 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 			next = &soon
 		}
 	}
+	var dueCh <-chan struct{} // nil (never ready) without a due moment
 	if next != nil {
 		var d time.Duration
 		if b.opts.Clock != nil {
@@ -90,19 +94,23 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 		} else {
 			d = next.Sub(info.now) + wakeSlack
 		}
-		t := b.clock.AfterFunc(d, func() { w.signal() })
+		due := make(chan struct{})
+		t := b.clock.AfterFunc(d, func() { close(due) })
 		defer t.Stop()
+		dueCh = due
 	}
 	poll := time.NewTimer(b.poll)
 	defer poll.Stop()
 	select {
 	case <-w.ch:
+		return true, nil
+	case <-dueCh:
 	case <-timedOut: // the loop's next attempt sees it and answers TIMED_OUT
 	case <-poll.C:
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	}
-	return nil
+	return false, nil
 }
 
 // tryReserve reserves a job now if there is one, or says what to wait for. Concurrent attempts
