@@ -291,7 +291,11 @@ func (s *timedSession) do(a timedAction) {
 	}
 	switch {
 	case a.close:
-		s.logf("c%d close", a.conn)
+		if pc.blocked != nil {
+			s.logf("c%d close (its reserve waiting)", a.conn)
+		} else {
+			s.logf("c%d close", a.conn)
+		}
 		closeT(pc.ref)
 		closeT(pc.sut)
 		delete(s.conns, a.conn)

@@ -65,6 +65,7 @@ type timedGen struct {
 	known []uint64
 	held  map[int][]uint64
 	used  map[int]string
+	fresh int // tubes made up so far
 }
 
 func newTimedGen(seed uint64) *timedGen {
@@ -126,11 +127,18 @@ func (g *timedGen) body() string {
 
 // next is the next action of session s.
 func (g *timedGen) next(s *timedSession) timedAction {
-	var free []int
+	var free, waiting []int
 	for i := range g.conns {
 		if pc := s.conns[i]; pc == nil || pc.blocked == nil {
 			free = append(free, i)
+		} else {
+			waiting = append(waiting, i)
 		}
+	}
+	if len(waiting) > 0 && g.r.IntN(12) == 0 {
+		// A client that goes away while its reserve waits: the waiter must go with it, and
+		// no job may be handed to it.
+		return timedAction{conn: waiting[g.r.IntN(len(waiting))], kind: "close", close: true}
 	}
 	if len(free) == 0 || g.r.IntN(10) == 0 {
 		return timedAction{sleep: time.Duration(200+g.r.IntN(2000)) * time.Millisecond}
@@ -181,9 +189,9 @@ func (g *timedGen) make(i int, otherWaits bool) timedAction {
 		a := one("kick-job", "kick-job "+jobMark, g.job())
 		a.readies = true
 		return a
-	case k < 79:
+	case k < 78:
 		return one("peek-state", g.pick([]string{"peek-ready", "peek-delayed", "peek-buried"}))
-	case k < 81:
+	case k < 80:
 		return one("peek", "peek "+jobMark, g.job())
 	case k < 86:
 		return one("stats-job", "stats-job "+jobMark, g.job())
@@ -196,8 +204,15 @@ func (g *timedGen) make(i int, otherWaits bool) timedAction {
 		a.readies = true // an unpause, or a shorter pause
 		return a
 	case k < 97:
-		return one("tubes", g.pick([]string{"use ", "watch ", "watch ", "ignore "})+g.pick(g.tubes))
-	case k < 98:
+		tube := g.pick(g.tubes)
+		if g.r.IntN(2) == 0 {
+			// A tube of its own for a moment: created here and dropped when the connection
+			// moves on or closes, so stores collect tubes while other sessions use theirs.
+			g.fresh++
+			tube = fmt.Sprintf("%s.n%d", g.tubes[0], g.fresh)
+		}
+		return one("tubes", g.pick([]string{"use ", "watch ", "watch ", "ignore "})+tube)
+	case k < 99:
 		a := one("quit", "quit")
 		a.readies = true
 		return a
