@@ -182,14 +182,16 @@ func (b *Backend) retryEndSessions(ctx context.Context) error {
 // suspicion.
 func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 	var (
-		back    handedJobs
-		expired []string
+		back     handedJobs
+		expired  []string
+		gateways int // dead processes whose sessions were ended, and those sessions
+		ended    int
 	)
 	now := time.Now()
 	confirmed := b.leases.confirmed(now, b.reapGrace())
 	own := b.leases.list()
 	err := b.run(ctx, "reap dead gateways", func(ctx context.Context) error {
-		back, expired = handedJobs{}, nil
+		back, expired, gateways, ended = handedJobs{}, nil, 0, 0
 		if len(confirmed) > 0 { // their expired reservations time out first
 		}
 		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
@@ -229,6 +231,7 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 				// Last: gc_tubes holds its lock to the commit (see 009_gc_tubes_without_waits).
 				_, err = tx.Exec(ctx, b.st.get("gc_tubes"), nil)
 			}
+			gateways, ended = len(locked), len(sessions)
 			return err
 		})
 	})
@@ -238,5 +241,8 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 	}
 	b.leases.suspect(now, expired)
 	b.waiters.handOut(back)
+	if ended > 0 {
+		b.opts.Logger.Info("postgres: ended sessions of dead gateways", "gateways", gateways, "sessions", ended)
+	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,12 +50,19 @@ func migrations() ([]migration, error) {
 // schema.schema_migrations. It runs in one transaction under an advisory lock keyed by the schema,
 // so that many gateways starting at once apply each migration exactly once.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	return migrate(ctx, pool, schema, slog.New(slog.DiscardHandler))
+}
+
+// migrate is Migrate logging each migration applied, once committed.
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, log *slog.Logger) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
 	q := pgx.Identifier{schema}.Sanitize()
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	var done []string
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		done = done[:0]
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('beangate.migrate.' || $1))", schema); err != nil {
 			return fmt.Errorf("postgres: migration lock: %w", err)
 		}
@@ -88,9 +96,17 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 			if _, err := tx.Exec(ctx, "INSERT INTO "+q+".schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
 				return err
 			}
+			done = append(done, m.name)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for _, name := range done {
+		log.Info("postgres: migration applied", "schema", schema, "migration", name)
+	}
+	return nil
 }
 
 // checkMigrated fails unless every migration this gateway embeds is recorded in
@@ -160,5 +176,5 @@ func MigrateOptions(ctx context.Context, opts Options) error {
 	}
 	mctx, cancel := context.WithTimeout(ctx, 4*opts.CommandTimeout)
 	defer cancel()
-	return Migrate(mctx, pool, opts.Schema)
+	return migrate(mctx, pool, opts.Schema, opts.Logger)
 }

@@ -90,7 +90,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if opts.SkipMigrate {
 		err = checkMigrated(mctx, b.pool, opts.Schema)
 	} else {
-		err = Migrate(mctx, b.pool, opts.Schema)
+		err = migrate(mctx, b.pool, opts.Schema, opts.Logger)
 	}
 	cancel()
 	if err != nil {

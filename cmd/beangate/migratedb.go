@@ -20,6 +20,7 @@ func migrateDB(ctx context.Context, p process, args []string) int {
 		fmt.Fprintf(p.stderr, "beangate: migrate-db needs a postgres:// --backend: %v\n", err)
 		return exitUsage
 	}
+	opts.Logger = log // each migration applied is logged
 	if err := beanpg.MigrateOptions(ctx, opts); err != nil {
 		log.Error("migrate-db failed", "backend", redactedURL(cfg.Backend), "err", err)
 		return exitFailure

@@ -48,6 +48,7 @@ func TestServesEveryStoreBackend(t *testing.T) {
 				code := run(context.Background(), []string{"migrate-db", "--backend", url}, &stdout, &stderr)
 				require.Equal(t, exitOK, code, "stderr: %s", stderr.String())
 				require.Contains(t, stderr.String(), "schema up to date")
+				require.Contains(t, stderr.String(), "migration applied", "each migration is logged")
 			}},
 	}
 	for _, tt := range tests {
