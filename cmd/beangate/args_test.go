@@ -39,6 +39,9 @@ func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
 		require.Contains(t, stdout, want)
 	}
 	require.NotContains(t, stdout, "removed-c", "the removed flags stay out of the help")
+	for _, command := range []string{"migrate-db", "binlog inspect", "binlog compact", "migrate", "ctl"} {
+		require.Contains(t, stdout, "  beangate "+command+" ", "every command is listed")
+	}
 }
 
 func TestBadCommandLineIsUsageExitFive(t *testing.T) {

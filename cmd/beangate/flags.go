@@ -48,5 +48,8 @@ Commands (before any option):
   beangate migrate --from SRC --to DST [--follow] [--dry-run] [--tubes GLOB]
                                                  move every job off a beanstalkd, exactly once
                                                  (beangate migrate --help for details)
+  beangate ctl COMMAND [ARGS]                    inspect and manage any beanstalk server: stats,
+                                                 tubes, top, peek, put, kick, delete, pause, flush,
+                                                 move, list (beangate ctl --help for details)
 `, protocolVersion, fs.FlagUsages())
 }

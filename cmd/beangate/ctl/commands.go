@@ -67,7 +67,9 @@ func statsCmd(o *options) *cobra.Command {
 
 func printTubes(w io.Writer, rows []tubeRow, rates bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "TUBE\tREADY\tURGENT\tRESERVED\tDELAYED\tBURIED\tTOTAL\tWATCHING\tWAITING\tPAUSED"
+	// TOTAL-JOBS is stats-tube's total-jobs: every job put into the tube since start, not a
+	// current count.
+	head := "TUBE\tREADY\tURGENT\tRESERVED\tDELAYED\tBURIED\tTOTAL-JOBS\tWATCHING\tWAITING\tPAUSED"
 	if rates {
 		head += "\tPUTS/S\tDELETES/S"
 	}
@@ -170,8 +172,9 @@ type jobOut struct {
 func peekCmd(o *options) *cobra.Command {
 	var state string
 	cmd := &cobra.Command{
-		Use: "peek ID | peek TUBE --state ready|delayed|buried", Short: "A job's stats and body",
-		Args: cobra.ExactArgs(1),
+		Use: "peek (ID | TUBE --state ready|delayed|buried)", Short: "A job's stats and body: job ID, or the next job of TUBE in a state",
+		Example: "  beangate ctl peek 42\n  beangate ctl peek emails --state buried",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return o.withConn(func(c *beanstalk.Conn) error {
 				var (
@@ -240,20 +243,47 @@ func putCmd(o *options) *cobra.Command {
 	return cmd
 }
 
-// printCount prints what an action did: "VERB N" or {"VERB": N}.
+// printCount prints how many jobs an action did something to: "VERB N job(s)", so that the
+// count does not read like a job id; {"VERB": N} in JSON.
 func (o *options) printCount(verb string, n uint64) error {
 	if o.json() {
 		return o.printJSON(map[string]uint64{verb: n})
 	}
-	fmt.Fprintf(o.stdout, "%s %d\n", verb, n)
+	fmt.Fprintf(o.stdout, "%s %s\n", verb, jobCount(n))
+	return nil
+}
+
+func jobCount(n uint64) string {
+	if n == 1 {
+		return "1 job"
+	}
+	return fmt.Sprintf("%d jobs", n)
+}
+
+// printIDs prints the jobs an action named by id did something to: "VERB job 7" or "VERB 3
+// jobs: 7 8 9"; {"VERB": N} in JSON, as printCount.
+func (o *options) printIDs(verb string, ids []uint64) error {
+	switch {
+	case o.json():
+		return o.printJSON(map[string]uint64{verb: uint64(len(ids))})
+	case len(ids) == 1:
+		fmt.Fprintf(o.stdout, "%s job %d\n", verb, ids[0])
+	default:
+		list := make([]string, len(ids))
+		for i, id := range ids {
+			list[i] = strconv.FormatUint(id, 10)
+		}
+		fmt.Fprintf(o.stdout, "%s %s: %s\n", verb, jobCount(uint64(len(ids))), strings.Join(list, " "))
+	}
 	return nil
 }
 
 func kickCmd(o *options) *cobra.Command {
 	var job bool
 	cmd := &cobra.Command{
-		Use: "kick TUBE [N] | kick --job ID", Short: "Kick up to N (default 1) buried, else delayed, jobs of TUBE; or one job",
-		Args: cobra.RangeArgs(1, 2),
+		Use: "kick (TUBE [N] | --job ID)", Short: "Kick up to N (default 1) buried, else delayed, jobs of TUBE; or, with --job, the job ID",
+		Example: "  beangate ctl kick emails 10\n  beangate ctl kick --job 42",
+		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return o.withConn(func(c *beanstalk.Conn) error {
 				if job {
@@ -264,7 +294,7 @@ func kickCmd(o *options) *cobra.Command {
 					if err := c.KickJob(id); err != nil {
 						return err
 					}
-					return o.printCount("kicked", 1)
+					return o.printIDs("kicked", []uint64{id})
 				}
 				bound := 1
 				if len(args) == 2 {
@@ -291,7 +321,7 @@ func deleteCmd(o *options) *cobra.Command {
 		Use: "delete ID...", Short: "Delete jobs (not those another client holds reserved)", Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return o.withConn(func(c *beanstalk.Conn) error {
-				var n uint64
+				var ids []uint64
 				for _, a := range args {
 					id, err := parseID(a)
 					if err != nil {
@@ -300,9 +330,9 @@ func deleteCmd(o *options) *cobra.Command {
 					if err := c.Delete(id); err != nil {
 						return fmt.Errorf("delete %d: %w", id, err)
 					}
-					n++
+					ids = append(ids, id)
 				}
-				return o.printCount("deleted", n)
+				return o.printIDs("deleted", ids)
 			})
 		},
 	}
@@ -320,7 +350,15 @@ func pauseCmd(o *options) *cobra.Command {
 				if err := beanstalk.NewTube(c, args[0]).Pause(time.Duration(secs) * time.Second); err != nil {
 					return err
 				}
-				return o.printCount("paused", secs)
+				if o.json() {
+					return o.printJSON(map[string]uint64{"paused": secs})
+				}
+				if secs == 0 {
+					fmt.Fprintf(o.stdout, "unpaused %s\n", args[0])
+				} else {
+					fmt.Fprintf(o.stdout, "paused %s for %ds\n", args[0], secs)
+				}
+				return nil
 			})
 		},
 	}
@@ -428,7 +466,14 @@ func listCmd(o *options) *cobra.Command {
 					if err != nil {
 						return err
 					}
-					return o.printPage(console.Page{Tube: args[0], State: state, Jobs: []console.Job{{ID: id, State: state, Body: body, BodySize: len(body)}}})
+					st, err := c.StatsJob(id)                  // the peek gives only the body
+					if errors.Is(err, beanstalk.ErrNotFound) { // deleted since the peek
+						return o.printPage(console.Page{Tube: args[0], State: state})
+					}
+					if err != nil {
+						return err
+					}
+					return o.printPage(console.Page{Tube: args[0], State: state, Jobs: []console.Job{jobFromStats(id, st, body)}})
 				})
 			}
 			var page console.Page
@@ -443,6 +488,21 @@ func listCmd(o *options) *cobra.Command {
 	cmd.Flags().IntVar(&limit, "limit", 50, "jobs per page (at most 1000)")
 	cmd.Flags().StringVar(&after, "after", "", "the cursor printed by the previous page")
 	return cmd
+}
+
+// jobFromStats is a listed job from its stats-job, as the API would list it.
+func jobFromStats(id uint64, st map[string]string, body []byte) console.Job {
+	num := func(k string) float64 {
+		f, _ := strconv.ParseFloat(st[k], 64)
+		return f
+	}
+	return console.Job{
+		ID: id, Tube: strings.Trim(st["tube"], `"`), State: strings.Trim(st["state"], `"`),
+		Priority: uint32(num("pri")), Age: num("age"), Delay: num("delay"), TTR: num("ttr"),
+		TimeLeft: num("time-left"), Reserves: uint32(num("reserves")), Timeouts: uint32(num("timeouts")),
+		Releases: uint32(num("releases")), Buries: uint32(num("buries")), Kicks: uint32(num("kicks")),
+		BodySize: len(body), Body: body,
+	}
 }
 
 func (o *options) printPage(p console.Page) error {

@@ -40,6 +40,8 @@ jobs are listed in order and flushed or moved in bulk, ids kept. Against beansta
 back to the protocol and say what it cannot do.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every usage line then reads "beangate ctl put …", which works when copied.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "beangate ctl"},
 		PersistentPreRunE: func(*cobra.Command, []string) error {
 			if o.output != "text" && o.output != "json" {
 				return usageError{fmt.Errorf("-o %q: text or json", o.output)}

@@ -100,7 +100,7 @@ func everyCommand(t *testing.T, s server) {
 	require.EqualValues(t, 2, stats["current-jobs-ready"])
 
 	table := s.ok(t, "tubes")
-	require.Regexp(t, `(?m)^\s*TUBE\s+READY\s+URGENT\s+RESERVED\s+DELAYED\s+BURIED`, table)
+	require.Regexp(t, `(?m)^\s*TUBE\s+READY\s+URGENT\s+RESERVED\s+DELAYED\s+BURIED\s+TOTAL-JOBS\s`, table)
 	require.Regexp(t, `(?m)^\s*jobs\s+1\s+1\s+0\s+1\s+0\s+2\s`, table)
 	var tubes []map[string]any
 	s.okJSON(t, &tubes, "tubes")
@@ -122,25 +122,30 @@ func everyCommand(t *testing.T, s server) {
 	require.Equal(t, `{"n":2}`, job["body"])
 	require.Equal(t, "delayed", job["stats"].(map[string]any)["state"])
 
-	require.Equal(t, "kicked 1\n", s.ok(t, "kick", "jobs", "5"))
+	require.Equal(t, "kicked 1 job\n", s.ok(t, "kick", "jobs", "5"))
 	require.Equal(t, "2", s.tubeStat(t, "jobs", "current-jobs-ready"))
 	s.ok(t, "put", "jobs", "three", "--delay", "1h")
 	var kicked map[string]uint64
 	s.okJSON(t, &kicked, "kick", "--job", "4")
 	require.Equal(t, uint64(1), kicked["kicked"])
+	require.Equal(t, "kicked 0 jobs\n", s.ok(t, "kick", "jobs"))
 
-	require.Equal(t, "paused 60\n", s.ok(t, "pause", "jobs", "60"))
+	require.Equal(t, "paused jobs for 60s\n", s.ok(t, "pause", "jobs", "60"))
 	require.Equal(t, "60", s.tubeStat(t, "jobs", "pause"))
 	var paused map[string]uint64
 	s.okJSON(t, &paused, "pause", "jobs", "0")
 	require.Equal(t, "0", s.tubeStat(t, "jobs", "pause"))
+	require.Equal(t, uint64(0), paused["paused"])
+	require.Equal(t, "unpaused jobs\n", s.ok(t, "pause", "jobs", "0"))
 
-	require.Equal(t, "deleted 1\n", s.ok(t, "delete", "1"))
+	// The id deleted, not a count that reads like one.
+	require.Equal(t, "deleted job 1\n", s.ok(t, "delete", "1"))
 	_, err := s.conn(t).Peek(1)
 	require.ErrorIs(t, err, beanstalk.ErrNotFound)
 	var deleted map[string]uint64
 	s.okJSON(t, &deleted, "delete", "2")
 	require.Equal(t, uint64(1), deleted["deleted"])
+	require.Equal(t, "deleted 2 jobs: 3 4\n", s.ok(t, "delete", "3", "4"))
 	code, _, errOut := s.run(t, "delete", "999")
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "not found")
@@ -161,7 +166,7 @@ func TestCtlAgainstBeanstalkd(t *testing.T) {
 	s.ok(t, "put", "f", "later", "--delay", "1h")
 	code, out, errOut := s.run(t, "flush", "f", "--state", "ready")
 	require.Zero(t, code)
-	require.Equal(t, "deleted 3\n", out)
+	require.Equal(t, "deleted 3 jobs\n", out)
 	require.Contains(t, errOut, "through the protocol")
 	var flushed map[string]uint64
 	s.okJSON(t, &flushed, "flush", "f")
@@ -201,7 +206,7 @@ func TestCtlAgainstBeangate(t *testing.T) {
 	require.Equal(t, "jobc", string(page.Jobs[0].Body))
 	require.Empty(t, page.Next)
 
-	require.Equal(t, "moved 6\n", s.ok(t, "move", "work", "moved"))
+	require.Equal(t, "moved 6 jobs\n", s.ok(t, "move", "work", "moved"))
 	require.Equal(t, "5", s.tubeStat(t, "moved", "current-jobs-ready"))
 	require.Equal(t, "1", s.tubeStat(t, "moved", "current-jobs-delayed"))
 	var flushed map[string]uint64
@@ -209,7 +214,69 @@ func TestCtlAgainstBeangate(t *testing.T) {
 	require.Equal(t, uint64(1), flushed["deleted"])
 	code, out, errOut := s.run(t, "flush", "moved")
 	require.Zero(t, code, errOut)
-	require.Equal(t, "deleted 5\n", out)
+	require.Equal(t, "deleted 5 jobs\n", out)
 	require.Empty(t, errOut, "no fallback warning with --api")
 	require.Equal(t, "0", s.tubeStat(t, "default", "current-jobs-ready"))
+}
+
+// Without --api, list shows the first job of the state with its real figures, from stats-job
+// (the peek alone gives only the body): nothing invented, on beanstalkd and beangate alike.
+func TestCtlListWithoutAPIShowsTheJobsStats(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		start func(*testing.T) server
+	}{
+		{"beanstalkd", startBeanstalkd},
+		{"beangate", func(t *testing.T) server { return server{addr: startBeangate(t).addr} }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := tt.start(t)
+			s.ok(t, "put", "l", "first", "--pri", "1024", "--ttr", "90s")
+			s.ok(t, "put", "l", "second")
+			code, out, errOut := s.run(t, "list", "l")
+			require.Zero(t, code, errOut)
+			require.Contains(t, errOut, "shows only the first job of a state")
+			require.Regexp(t, `(?m)^1\s+1024\s+\d+s\s+\d+s\s+5\s+first$`, out)
+			require.NotContains(t, out, "second")
+
+			var page console.Page
+			s.okJSON(t, &page, "list", "l")
+			require.Len(t, page.Jobs, 1)
+			j := page.Jobs[0]
+			require.Equal(t, uint64(1), j.ID)
+			require.Equal(t, "l", j.Tube, "unquoted, whichever --compat the server answers with")
+			require.Equal(t, "ready", j.State)
+			require.Equal(t, uint32(1024), j.Priority)
+			require.Equal(t, float64(90), j.TTR)
+			require.Equal(t, "first", string(j.Body))
+			require.Equal(t, 5, j.BodySize)
+		})
+	}
+}
+
+// Every command's usage line works when copied: it names "beangate ctl", not "beangate".
+func TestCtlUsageNamesBeangateCtl(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"put", "--help"}, "beangate ctl put TUBE BODY"},
+		{[]string{"list", "--help"}, "beangate ctl list TUBE"},
+		{[]string{"move", "--help"}, "beangate ctl move FROM TO"},
+		{[]string{"kick", "--help"}, "beangate ctl kick (TUBE [N] | --job ID)"},
+		{[]string{"peek", "--help"}, "beangate ctl peek (ID | TUBE --state ready|delayed|buried)"},
+		{[]string{"--help"}, "beangate ctl [command]"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			var out, errOut bytes.Buffer
+			code := ctl.Execute(context.Background(), tt.args, strings.NewReader(""), &out, &errOut)
+			require.Zero(t, code, errOut.String())
+			require.Contains(t, out.String(), "Usage:\n  "+tt.want)
+			require.NotRegexp(t, `(?m)^\s*beangate (put|list|move|kick|peek|delete|flush|pause)\b`, out.String())
+		})
+	}
 }
