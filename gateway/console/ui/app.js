@@ -189,7 +189,7 @@ function drawOverview(r, { ov }) {
     <h1>Tubes</h1>
     <div class="bar muted" id="totals"></div>
     <table id="tubes"><thead><tr><th>tube</th><th class="num">ready</th><th class="num">urgent</th>
-      <th class="num">reserved</th><th class="num">delayed</th><th class="num">buried</th><th class="num">total</th>
+      <th class="num">reserved</th><th class="num">delayed</th><th class="num">buried</th><th class="num" title="jobs put into the tube since start (stats-tube total-jobs)">total jobs</th>
       <th class="num">puts/s</th><th class="num">deletes/s</th><th class="num">watching</th><th class="num">waiting</th></tr></thead>
       <tbody></tbody></table>
     <p class="muted" id="truncated" hidden>More tubes exist than are shown.</p>`);
@@ -327,7 +327,7 @@ function drawTube(r, { t, page, hist }) {
   }
   setPaused($('#tube-title'), t.pause_left, 'paused');
   setText($('#tube-figures'), `ready ${t.ready} · urgent ${t.urgent} · reserved ${t.reserved} · delayed ${t.delayed} · ` +
-    `buried ${t.buried} · total ${t.total} · watching ${t.watching} · waiting ${t.waiting} · deletes ${t.deletes}`);
+    `buried ${t.buried} · total jobs ${t.total} · watching ${t.watching} · waiting ${t.waiting} · deletes ${t.deletes}`);
 
   const charts = $('#charts');
   charts.hidden = !hist;
