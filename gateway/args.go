@@ -2,7 +2,7 @@ package gateway
 
 import "math"
 
-// The argument readers below follow beanstalkd's exactly (protocol-spec §1.5): spaces (0x20
+// The argument readers below follow beanstalkd's exactly (docs/protocol.md §1.5): spaces (0x20
 // only) may precede a number, which must then start with a digit; decimal only; no sign.
 
 // readUint reads a number of at most max after optional spaces, returning it and the rest of

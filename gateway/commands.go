@@ -19,7 +19,7 @@ type command struct {
 	name  string // for metrics: the prefix without its space
 }
 
-// commands is beanstalkd's verb table, in its matching order (protocol-spec §1.4): a line is
+// commands is beanstalkd's verb table, in its matching order (docs/protocol.md §1.4): a line is
 // recognised by the first prefix it starts with, so "reserve-job" alone falls back to
 // "reserve" and gets BAD_FORMAT, and "put" without its space is UNKNOWN_COMMAND.
 var commands []command
@@ -101,7 +101,7 @@ func (c *conn) markWorker() {
 
 func seconds(n uint32) time.Duration { return time.Duration(n) * time.Second }
 
-// cmdPut follows beanstalkd's order exactly (protocol-spec §2.1): a bad number is BAD_FORMAT
+// cmdPut follows beanstalkd's order exactly (docs/protocol.md §2.1): a bad number is BAD_FORMAT
 // with the body left unread; an oversized body is read and thrown away before JOB_TOO_BIG, and
 // that check comes before the one for trailing garbage.
 func (c *conn) cmdPut(args []byte) bool {
@@ -354,7 +354,7 @@ func peekState(k cmd, state backend.State) func(*conn, []byte) bool {
 	}
 }
 
-// cmdPauseTube parses as beanstalkd does (protocol-spec §2.25): the name is the longest run of
+// cmdPauseTube parses as beanstalkd does (docs/protocol.md §2.25): the name is the longest run of
 // name bytes after any spaces, the delay must end the line; the command counts before the name
 // is validated.
 func (c *conn) cmdPauseTube(args []byte) bool {

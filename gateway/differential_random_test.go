@@ -114,7 +114,7 @@ func playRandomSession(t *testing.T, seed uint64, steps int, realAddr, oursAddr 
 }
 
 // idMap pairs beanstalkd's job ids with beangate's. beanstalkd consumes an id for a put that
-// ends in EXPECTED_CRLF (protocol-spec §2.1 step 9, §7 item 19); beangate deliberately assigns
+// ends in EXPECTED_CRLF (docs/protocol.md §2.1 step 9, §7 item 19); beangate deliberately assigns
 // ids only to stored jobs (README, "Ids are not consumed by rejected puts"). So beangate's id
 // must be beanstalkd's minus the ids consumed so far, and commands and replies are translated
 // across; ids that were never inserted (0, 99999, 2^64-1) are the same on both.
@@ -345,7 +345,7 @@ func (g *sessionGen) one(c int) rstep {
 }
 
 // has225ByteLine: beanstalkd swallows the command after a line of exactly 225 bytes and
-// beangate deliberately does not (protocol-spec §1.3, §10), so no step sends one.
+// beangate deliberately does not (docs/protocol.md §1.3, §10), so no step sends one.
 func has225ByteLine(s string) bool {
 	for _, l := range strings.Split(s, "\r\n") {
 		if len(l)+2 == 225 {
@@ -376,7 +376,7 @@ func (g *sessionGen) make(c int) rstep {
 	case k < 37:
 		return one("bad name", g.pick([]string{"use ", "watch ", "ignore ", "stats-tube "})+g.pick(g.badName))
 	case k < 43:
-		// Only 0: 1.12 and 1.13 parse other arguments differently (protocol-spec §2.4, §0
+		// Only 0: 1.12 and 1.13 parse other arguments differently (docs/protocol.md §2.4, §0
 		// change 2), and a nonzero timeout would wait. "0 1" is accepted by both.
 		return one("reserve-with-timeout", g.pick([]string{"reserve-with-timeout 0", "reserve-with-timeout 0 1"}))
 	case k < 47:
@@ -423,14 +423,14 @@ func (g *sessionGen) make(c int) rstep {
 			"release 1 2 3 4", "bury 1", "touch", "touch 18446744073709551616", "stats-job 1 2",
 			"reserve-job", "reserve-job -1", "kick-job", "list-tubes ", "list-tube-usedX", "sta\x00ts",
 			"peek 18446744073709551615", "stats-tube",
-			// An LF alone ends no line (protocol-spec §1.2): one line, one BAD_FORMAT.
+			// An LF alone ends no line (docs/protocol.md §1.2): one line, one BAD_FORMAT.
 			"list-tube-used\nlist-tube-used", "stats\n", "use a\nb",
 			"delete\t1", "release\t1 0 0", "kick\t1", "peek-ready\t", "pause-tube default\t0",
 		}))
 	case k < 97:
 		// Over-long lines end in discard mode until the CRLF: one BAD_FORMAT. A 224-byte line
 		// is parsed. 225 bytes is left out: beanstalkd swallows the next command there and
-		// beangate deliberately does not (protocol-spec §1.3, §10).
+		// beangate deliberately does not (docs/protocol.md §1.3, §10).
 		n := g.pick([]string{"222", "224", "230", "300", "1000"})
 		l, _ := strconv.Atoi(n)
 		return one("long line", g.pick([]string{"g", "use ", "put 0 0 10 "})+strings.Repeat("9", l-1))
@@ -483,7 +483,7 @@ func (g *sessionGen) put() rstep {
 }
 
 // badPut fails in its numbers: BAD_FORMAT without reading the body, which then gets its own
-// UNKNOWN_COMMAND (protocol-spec §2.1 step 1).
+// UNKNOWN_COMMAND (docs/protocol.md §2.1 step 1).
 func (g *sessionGen) badPut() rstep {
 	args := g.pick([]string{"-1 0 10 1", "+1 0 10 1", "4294967296 0 10 1", "0 4294967296 10 1",
 		"0 0 4294967296 1", "0 0 10 4294967296", "0 0 10", "0 0 10 1 ", "0 0 10 1 2", "0 0 10 1x",
@@ -499,7 +499,7 @@ func (g *sessionGen) putShortTTR() rstep {
 }
 
 // shortTTRDeadline reserves a short-TTR job: it is in its safety margin at once, so a poll
-// with nothing ready in the watched tubes answers DEADLINE_SOON (protocol-spec §3.5).
+// with nothing ready in the watched tubes answers DEADLINE_SOON (docs/protocol.md §3.5).
 func (g *sessionGen) shortTTRDeadline() rstep {
 	var ids []uint64
 	for id := range g.short {

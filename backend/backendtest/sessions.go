@@ -88,7 +88,7 @@ var sessionCases = []testCase{
 		// beanstalkd returns a closing session's jobs one by one in the order they were
 		// reserved, each to a waiting reserve if there is one: the one waiter gets the job
 		// reserved first, though the later one has a better priority and an earlier deadline
-		// (shared/divergences, disconnect#52).
+		// (docs/protocol.md §3.7).
 		owner := h.session()
 		first := owner.put(job{pri: 3, ttr: 100 * time.Second})
 		owner.reserveID(first)

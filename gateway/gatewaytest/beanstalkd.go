@@ -25,9 +25,10 @@ func DebianBeanstalkd(t testing.TB) string {
 	return bin
 }
 
-// ReferenceBeanstalkd is the real beanstalkd 1.13 when it is at hand —
-// $BEANGATE_REFERENCE_BEANSTALKD, or shared/reference/beanstalkd-1.13 beside the repository — and
-// Debian's 1.12 otherwise. It also says which.
+// ReferenceBeanstalkd is the real beanstalkd 1.13 when it is at hand — the binary named by
+// $BEANGATE_REFERENCE_BEANSTALKD, else a beanstalkd 1.13 build beside the repository, if present
+// (shared/reference/beanstalkd-1.13 in the repository's parent directory) — and Debian's 1.12
+// otherwise. It also says which.
 func ReferenceBeanstalkd(t testing.TB) (bin, version string) {
 	t.Helper()
 	if p := os.Getenv("BEANGATE_REFERENCE_BEANSTALKD"); p != "" {

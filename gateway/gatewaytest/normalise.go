@@ -17,7 +17,7 @@ var yamlLine = regexp.MustCompile(`^([a-z-]+): (.*)$`)
 
 // NormaliseReply masks time- and process-dependent YAML values and the quoting difference:
 // 1.12 leaves name/tube/hostname/os/platform unquoted, 1.13 and beangate quote them
-// (protocol-spec §0, 1.13 change 1). The announced size is dropped, since masking and quoting
+// (docs/protocol.md §0, 1.13 change 1). The announced size is dropped, since masking and quoting
 // change it; checkSize checks it on the raw reply.
 func NormaliseReply(reply string) string {
 	head, payload, ok := strings.Cut(reply, "\r\n")

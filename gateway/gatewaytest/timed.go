@@ -27,7 +27,7 @@ const (
 	// divergence (a waiting reserve served a poll late, a lock wait).
 	lateReply = 300 * time.Millisecond
 	// nudgeAfter: beanstalkd can leave a reservation past its deadline until its owner sends a
-	// command (protocol-spec §3.6, a bug beangate does not copy), so the owner sends a harmless
+	// command (docs/protocol.md §3.6, a bug beangate does not copy), so the owner sends a harmless
 	// one this long after each deadline, on both servers.
 	nudgeAfter = 20 * time.Millisecond
 )
@@ -182,7 +182,7 @@ func (s *timedSession) addMoment(lo, hi time.Duration, nudge int) {
 // settle waits until no moment is within timerMargin of now, nor of now+o for each of offsets:
 // the moments the next command may set off (a delay, a TTR) must not coincide with another
 // either, or which comes first would be a matter of microseconds (beanstalkd hands jobs maturing
-// together to a waiting reserve in the order they mature, not by priority: protocol-spec §3.4).
+// together to a waiting reserve in the order they mature, not by priority: docs/protocol.md §3.4).
 func (s *timedSession) settle(offsets []time.Duration) {
 	for {
 		s.poll()

@@ -115,12 +115,12 @@ func Transcripts() []Transcript {
 			{Send: "\r\nput 0 0 0 1\r\nx\r\n", Expect: "BAD_FORMAT\r\nINSERTED 1\r\n"},
 		}},
 		{Name: "LineOf225BytesDoesNotSwallowTheNext",
-			Differs: "beanstalkd swallows the command after a 225-byte line (protocol-spec §1.3)",
+			Differs: "beanstalkd swallows the command after a 225-byte line (docs/protocol.md §1.3)",
 			Steps: []Step{
 				{Send: strings.Repeat("g", 223) + "\r\nlist-tube-used\r\n", Expect: "BAD_FORMAT\r\nUSING default\r\n"},
 			}},
 		{Name: "StrayCRDoesNotStall",
-			Differs: "beanstalkd stalls on a CR not followed by LF (protocol-spec §1.2)",
+			Differs: "beanstalkd stalls on a CR not followed by LF (docs/protocol.md §1.2)",
 			Steps: []Step{
 				{Send: "stats\rX\r\nlist-tube-used\r\n", Expect: "BAD_FORMAT\r\nUSING default\r\n"},
 			}},
@@ -332,7 +332,7 @@ func Transcripts() []Transcript {
 			{Send: "reserve-with-timeout 3\r\n", Expect: "RESERVED 1 1\r\nx\r\n"},
 		}},
 		{Name: "TTRExpiryOnAnIdleConnection",
-			Differs: "beanstalkd can leave a reserved job stuck past its TTR while its owner is idle (protocol-spec §3.6; seen in our differential runs)",
+			Differs: "beanstalkd can leave a reserved job stuck past its TTR while its owner is idle (docs/protocol.md §3.6; seen in our differential runs)",
 			Steps: []Step{
 				{Conn: 0, Send: "put 0 0 1 1\r\nx\r\n", Expect: "INSERTED 1\r\n"},
 				{Conn: 0, Send: "reserve\r\n", Expect: "RESERVED 1 1\r\nx\r\n"},
@@ -377,7 +377,7 @@ func OrderTranscripts() []Transcript {
 		// A closing conn drops its tube references as beanstalkd does: the watch list first, in
 		// the order its array removal gives (entry 0, then the last moved into its place, ...),
 		// then the used tube; each emptied tube leaves list-tubes by swap-with-last
-		// (protocol-spec §4.2, §4.4). Quit waits for the close, so the drop must come first.
+		// (docs/protocol.md §4.2, §4.4). Quit waits for the close, so the drop must come first.
 		{Name: "CloseDropsTheUsedTubeAfterTheWatchList", Steps: []Step{
 			{Conn: 0, Send: "use u\r\nwatch a\r\nwatch b\r\nwatch c\r\n", Expect: "USING u\r\nWATCHING 2\r\nWATCHING 3\r\nWATCHING 4\r\n"},
 			{Conn: 1, Send: "use z\r\nput 0 0 10 1\r\nx\r\nuse y\r\nput 0 0 10 1\r\nx\r\n", Expect: "USING z\r\nINSERTED 1\r\nUSING y\r\nINSERTED 2\r\n"},
