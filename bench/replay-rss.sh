@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory per stored job after a replay (issue 15): beangate fills a binlog directory with N live
+# Memory per stored job after a replay: beangate fills a binlog directory with N live
 # jobs of 100-byte bodies, then beanstalkd and beangate each start on a copy of it; once each
 # answers, its VmRSS / N is the figure, and the time to answer is the replay's.
 #   bench/replay-rss.sh              # N=1000000; BEANSTALKD=/usr/bin/beanstalkd

@@ -2,7 +2,7 @@
 # bench/run.sh: compare beangate (memory backend) with a real beanstalkd, side by side.
 #
 # Builds beangate and beangate-bench, starts both servers on free loopback ports, runs the
-# scenarios of issue 3 with rounds alternating between the servers, prints one table per
+# beangate-bench scenarios with rounds alternating between the servers, prints one table per
 # scenario, and stops the servers it started. Ratios are to the first server (beanstalkd).
 #
 # Environment:

@@ -10,8 +10,8 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// MeasureListingAndFlush logs what issue 18's speed targets ask of a store holding jobs ready
-// jobs in tube (filled by the caller, directly in the store): the time to list a page of 100 from
+// MeasureListingAndFlush logs how fast a store holding jobs ready jobs in tube (filled by the
+// caller, directly in the store) lists and flushes: the time to list a page of 100 from
 // the middle, then the longest single call of a flush by MaxBulkLimit and its total. maxCalls
 // bounds the flush (0: until the tube is empty).
 func MeasureListingAndFlush(t *testing.T, b backend.Backend, tube string, jobs, maxCalls int) {

@@ -8,7 +8,7 @@
 // second batch in flight would only split the calls over more round trips (Redis: +12 % CPU
 // per job for 1.05× the jobs/s at 16 connections, docs/benchmarks.md). But a few sessions that
 // each wait for their own reply, a producer and a worker, gain nothing from sharing: with one
-// batch in flight they take turns, each call waiting for the other's round trip (issue 19:
+// batch in flight they take turns, each call waiting for the other's round trip (measured:
 // cycle at 2 connections ran no faster than at one). So a second batch goes out only when
 // batches have lately held single calls and it would hold a single call beside one.
 package inflight

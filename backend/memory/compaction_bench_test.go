@@ -12,7 +12,7 @@ import (
 // BenchmarkCompactionLatency1M: with 1M live jobs in a binlog (-f 50), one client puts and
 // deletes jobs of 100 bytes, first until compaction starts, then until it has moved every live
 // job at least once (or 50 s pass), and reports its longest call in each phase: how long
-// compaction, file changes, fsyncs and the collector make a command wait. Issue 15 asks for no
+// compaction, file changes, fsyncs and the collector make a command wait. The target is no
 // pause over a few milliseconds.
 func BenchmarkCompactionLatency1M(b *testing.B) {
 	ctx := context.Background()

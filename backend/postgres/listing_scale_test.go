@@ -14,7 +14,7 @@ import (
 	"github.com/beangate/beangate/backend/backendtest"
 )
 
-// TestListingAndFlushAtScale measures what issue 18 asks of a 1M-job tube: a page of 100 from
+// TestListingAndFlushAtScale measures listing and flushing a 1M-job tube: a page of 100 from
 // the middle, and the longest single call of a flush (each call is one short transaction; rows
 // it has not picked stay free for everyone else). The jobs are inserted with one
 // generate_series statement. Only the first BEANGATE_SCALE_FLUSH_CALLS calls of the flush are

@@ -12,7 +12,7 @@ import (
 // Why: go-redis checks every pooled connection it takes (each Redis round trip) by calling Read
 // with an f that peeks with syscall.Recvfrom, a bookkept system call: when the gateway had gone
 // idle, each one woke the runtime's monitor thread into 20 µs polling (see the package comment).
-// At 16 connections that was 0.8 of the Redis gateway's 3.5 context switches per job (issue 19).
+// At 16 connections that was 0.8 of the Redis gateway's 3.5 context switches per job.
 // Its f only records what the peek finds and returns true, and on an empty socket it records
 // nothing, which is what not calling it leaves. That is the one use of Read on these
 // connections (the reads themselves go through Conn.Read): a caller that relies on Read waiting

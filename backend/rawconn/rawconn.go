@@ -6,7 +6,7 @@
 // first bookkept system call wakes it; it then polls every 20 µs for a millisecond before it
 // backs off again. A gateway waiting for its store goes idle between round trips, so every
 // round trip woke it: on the 2-core test machines that was the largest single cost of a job in
-// the gateway (issue 19: at one connection 288 → 156 µs of gateway CPU per job, 15 → 6 context
+// the gateway (measured: at one connection 288 → 156 µs of gateway CPU per job, 15 → 6 context
 // switches; see docs/benchmarks.md). The calls cannot block (the sockets are non-blocking; a
 // full or empty socket is waited for in the runtime's poller, deadlines included), so the
 // bookkeeping buys nothing here.

@@ -57,10 +57,10 @@ func putUntilInserted(t *testing.T, c *gatewaytest.Client, body string) uint64 {
 	return id
 }
 
-// Case 6 of issue 14: connections that began before the loss still have their waiting reserves
-// woken by a publish when a job comes, not only by the safety poll (an hour here, so that a
-// reserve nobody publishes to is never woken within the test): a reserve that starts waiting
-// after the loss, and one that waited across it. The store forgot their sessions, watch lists,
+// When Redis loses its data, connections that began before the loss still have their waiting
+// reserves woken by a publish when a job comes, not only by the safety poll (an hour here, so
+// that a reserve nobody publishes to is never woken within the test): a reserve that starts
+// waiting after the loss, and one that waited across it. The store forgot their sessions, watch lists,
 // the watched tubes and the counts of reserves waiting on them.
 func TestWaitingReservesWokenAfterRedisLosesItsData(t *testing.T) {
 	t.Parallel()
@@ -131,7 +131,7 @@ func TestForgottenSessionsReservationReturnsWhenItsGatewayDies(t *testing.T) {
 	survivor.Expect("RESERVED " + strconv.FormatUint(id, 10) + " 4\r\nwork\r\n")
 }
 
-// Case 7 of issue 14: job ids never start again at 1 after the loss, so that a client still
+// Job ids never start again at 1 after Redis loses its data, so that a client still
 // holding an old id cannot delete or touch a new, unrelated job with it. That holds for a put
 // through the gateway that handed the old ids out, and for one through a gateway that never saw
 // them while another one, which only reserved them, lives.

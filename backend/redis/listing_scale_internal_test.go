@@ -15,7 +15,7 @@ import (
 	"github.com/beangate/beangate/backend/backendtest"
 )
 
-// TestListingAndFlushAtScale measures what issue 18 asks of a 1M-job tube: a page of 100 from
+// TestListingAndFlushAtScale measures listing and flushing a 1M-job tube: a page of 100 from
 // the middle, and the longest single call of a flush (each call is one Lua function, during
 // which Redis serves nobody else). The jobs are written straight into the namespace's keys
 // (the layout of lua/lib.lua), pipelined, as a million puts would take long. A measurement,

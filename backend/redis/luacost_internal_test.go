@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestLuaCost is a measurement driver, not a pass/fail test (issue 19): it runs a fixed
+// TestLuaCost is a measurement driver, not a pass/fail test: it runs a fixed
 // sequence of the `cycle` scenario's operations (put, reserve, delete; 100-byte bodies, one
 // tube) against the Redis at BEANGATE_LUACOST and reports, per job, the Redis commands (INFO
 // commandstats, scripts' inner calls included), the FCALLs and, when that Redis runs under

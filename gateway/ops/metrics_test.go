@@ -198,7 +198,7 @@ func TestTubeCapTruncates(t *testing.T) {
 }
 
 // A whole scrape (GET /metrics over loopback, the text read to its end) of a memory store with
-// 10,000 tubes, all exported: issue 17 asks for < 100 ms.
+// 10,000 tubes, all exported: the target is < 100 ms.
 // go test -run '^$' -bench Scrape10000Tubes ./gateway/ops
 func BenchmarkScrape10000Tubes(b *testing.B) {
 	const tubes = 10000

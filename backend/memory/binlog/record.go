@@ -8,7 +8,7 @@ import (
 	"fmt"
 )
 
-// Format facts (see ../shared/binlog-format.md).
+// Format facts (see docs/binlog-format.md).
 const (
 	Version7 = 7 // written by beanstalkd 1.5–1.13, and by us
 	Version5 = 5 // written by beanstalkd 1.4; read only

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// -f MS: a commit does not wait for the interval's fsync. A slow disk's fsync (here 300 ms) ran
-// while commits needed the write lock, so every command stalled as long (issue 15: no pause
-// over a few ms at 1M jobs, where an fsync of 10 MB files took up to 120 ms).
+// -f MS: a commit does not wait for the interval's fsync. Were a slow disk's fsync (here 300 ms)
+// to run while commits need the write lock, every command would stall as long; the target is no
+// pause over a few ms at 1M jobs, where an fsync of 10 MB files takes up to 120 ms.
 func TestCommitDoesNotWaitForIntervalFsync(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex

@@ -17,8 +17,8 @@
 -- scores order by id, and they name the job hashes.
 --
 -- Key layout (B = <base>):
---   B:stats                    hash: total (jobs put), timeouts, buryseq (rseq: written by
---                              versions before issue 19, unused since)
+--   B:stats                    hash: total (jobs put), timeouts, buryseq (an rseq field is
+--                              unused: reservations are numbered per session)
 --   B:ids                      INCR job id sequence, raised to the floor gateways pass (raise_ids)
 --   B:tubes                    zset tube -> slot (list-tubes order, as beanstalkd's array)
 --   B:t:<tube>                 hash: total, deletes, pauses, using, watching, pd (pause ms), pu (pause
@@ -112,7 +112,7 @@ local function now_s()
 end
 
 
--- The call's memo (issue 19: a redis.call costs Redis ~0.55 µs beyond its command, each element
+-- The call's memo (why: a redis.call costs Redis ~0.55 µs beyond its command, each element
 -- of its reply more, and Lua's own string, number and table work about as much again, so what a
 -- call needs of a tube's hash is read once per top-level call, not once per operation of a
 -- batch, and its counters are written once). Each top-level call starts with memo_reset and
@@ -129,8 +129,8 @@ end
 --          flush adds to it), so that flush writes all of a tube's fields with one HSET
 --   DIRTY  records with pending writes (NDIRTY of them), in the order first written
 --   SP_TOTAL, SP_TIMEOUTS  B:stats increments pending
--- Nothing is allocated per call but a new tube's record (issue 19: a lone call paid ~8 % more
--- Redis instructions for a memo made of fresh tables, and Lua's garbage collector for them).
+-- Nothing is allocated per call but a new tube's record (a memo made of fresh tables costs a
+-- lone call ~8 % more Redis instructions, and Lua's garbage collector for them).
 -- Records are made by one constructor with all their fields: Lua 5.1 rehashes a table at each
 -- power of two it grows through, which costs more than a short command.
 -- The tube hash's hot fields are read and written only through trec/tset/tadd (a direct
@@ -422,9 +422,9 @@ end
 -- reservation_seq numbers session s's next reservation (end_session returns a session's jobs in
 -- that order) and does what known does, in one command while s is known: the session's hash
 -- always holds use or p besides rq, so a hash that holds rq alone was just created by this
--- HINCRBY, the store having forgotten s. (Versions before issue 19 numbered reservations
--- namespace-wide, B:stats rseq: any two of a session's reservations were numbered by the same
--- scheme, as a session lives in one gateway process, which runs one version.)
+-- HINCRBY, the store having forgotten s. (Gateways that number reservations differently may
+-- share the store: a session lives in one gateway process, which runs one version, so any two
+-- of a session's reservations are numbered by the same scheme.)
 local function reservation_seq(s)
   local q = redis.call('HINCRBY', ksess(s), 'rq', '1')
   if q == 1 and redis.call('HLEN', ksess(s)) == 1 then register_again(s) end
@@ -518,7 +518,7 @@ end
 -- The tube hash's nd is at most every score in the two sets (due_added lowers it when a job
 -- enters one; a job leaving one leaves it lower than need be): while NOW is before it, nothing
 -- is due and the sets are not looked at, so a reserve reads one hash instead of two sets and
--- the hash (issue 19: commands per job are what a job costs Redis).
+-- the hash (commands per job are what a job costs Redis).
 local function tick(t, quiet)
   local woke = false
   local h = trec(t)
