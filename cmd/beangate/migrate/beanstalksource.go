@@ -37,6 +37,12 @@ type beanstalkSource struct {
 
 	noReserveJob bool // the server is older than 1.12
 	notes        []string
+
+	maxID   uint64 // the highest job id seen, for the id scans' ceiling
+	version string
+	onWait  func(string)
+	waitFor uint64 // the reserved count the waiting description was made for
+	waitMsg string
 }
 
 type task struct {
@@ -64,15 +70,16 @@ func (s *beanstalkSource) Close() error { return s.c.Close() }
 
 func (s *beanstalkSource) Notes() []string { return s.notes }
 
-// tubeStats lists the matching tubes and their stats-tube figures, pipelined.
-func (s *beanstalkSource) tubeStats() ([]map[string]string, error) {
+// tubeStats lists the matching tubes (every tube with all) and their stats-tube figures,
+// pipelined.
+func (s *beanstalkSource) tubeStats(all bool) ([]map[string]string, error) {
 	_, body, err := s.c.call("OK", "list-tubes")
 	if err != nil {
 		return nil, fmt.Errorf("list-tubes: %w", err)
 	}
 	var names []string
 	for _, t := range yamlList(body) {
-		if s.tubes.match(t) {
+		if all || s.tubes.match(t) {
 			names = append(names, t)
 		}
 	}
@@ -99,7 +106,7 @@ func (s *beanstalkSource) tubeStats() ([]map[string]string, error) {
 }
 
 func (s *beanstalkSource) Plan(context.Context) ([]TubePlan, error) {
-	sts, err := s.tubeStats()
+	sts, err := s.tubeStats(false)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +130,7 @@ func (s *beanstalkSource) Pauses(context.Context) (map[string]time.Duration, err
 
 // startPass plans a pass over every matching tube.
 func (s *beanstalkSource) startPass() error {
-	sts, err := s.tubeStats()
+	sts, err := s.tubeStats(false)
 	if err != nil {
 		return err
 	}
@@ -167,8 +174,10 @@ func (s *beanstalkSource) Next(ctx context.Context, max int) ([]backend.ImportJo
 				if !s.follow && s.reserved == 0 {
 					return nil, errDone
 				}
+				s.sayWaiting()
 				jobs, err := s.wait(max)
 				if err != nil || len(jobs) > 0 {
+					s.say("")
 					// Counted as the pass's, so that the next call starts a new pass (and
 					// lists the tubes again: a steady trickle must not hide a new tube).
 					s.moved += len(jobs)
@@ -197,6 +206,7 @@ func (s *beanstalkSource) Next(ctx context.Context, max int) ([]backend.ImportJo
 			s.tasks = s.tasks[1:]
 		}
 		if len(jobs) > 0 {
+			s.say("") // (a held job may come back ready, and be found by the pass)
 			s.moved += len(jobs)
 			return jobs, nil
 		}
@@ -371,6 +381,7 @@ func (s *beanstalkSource) importJob(id uint64, m map[string]string, body []byte)
 		Reserves: uint32(num(m, "reserves")), Timeouts: uint32(num(m, "timeouts")), Releases: uint32(num(m, "releases")),
 		Buries: uint32(num(m, "buries")), Kicks: uint32(num(m, "kicks")), Body: body, State: backend.Ready,
 	}
+	s.maxID = max(s.maxID, id)
 	switch m["state"] {
 	case "delayed":
 		ij.State, ij.TimeLeft = backend.Delayed, sec("time-left")

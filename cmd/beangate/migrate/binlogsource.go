@@ -22,6 +22,7 @@ type binlogSource struct {
 	next   int
 	tubes  matcher
 	readAt time.Time
+	byID   map[uint64]*binlog.Job // for Lookup
 }
 
 // openBinlogSource locks and reads dir; binlog.ErrLocked if a server holds it.
@@ -98,5 +99,40 @@ func (s *binlogSource) Pauses(context.Context) (map[string]time.Duration, error)
 func (s *binlogSource) Notes() []string {
 	return []string{"the binlog directory is left as it was: archive it rather than start a server on it again (its jobs are now in the destination)"}
 }
+
+// Version: a binlog does not record which beanstalkd wrote it (1.12 and 1.13 write the same
+// format).
+func (s *binlogSource) Version() string { return "" }
+
+func (s *binlogSource) Lookup(_ context.Context, ids []uint64) ([]JobRef, error) {
+	if s.byID == nil {
+		s.byID = make(map[uint64]*binlog.Job, len(s.jobs))
+		for _, j := range s.jobs {
+			s.byID[j.ID] = j
+		}
+	}
+	var out []JobRef
+	for _, id := range ids {
+		if j, ok := s.byID[id]; ok {
+			out = append(out, JobRef{ID: id, Tube: j.Tube, State: binlogState(j.State)})
+		}
+	}
+	return out, nil
+}
+
+// binlogState names a replayed job's state as the server that replays it will hold it: a job
+// reserved when its server stopped comes back ready.
+func binlogState(st binlog.State) string {
+	if st == binlog.Reserved {
+		return "ready"
+	}
+	return st.String()
+}
+
+// Left: the directory is left as it was (Notes says so).
+func (s *binlogSource) Left(context.Context, bool) (*Leftovers, error) { return nil, nil }
+
+// OnWait: a binlog source never waits.
+func (s *binlogSource) OnWait(func(string)) {}
 
 func (s *binlogSource) Close() error { return s.dir.Close() }

@@ -31,6 +31,12 @@ type Report struct {
 	Paused              []string
 	Notes               []string
 	Elapsed             time.Duration
+	// Left is what the run left at the source (nil: a source left as it was, or a run that
+	// failed); LeftErr why it could not be listed.
+	Left    *Leftovers
+	LeftErr error
+	// SourceVersion is the source server's version ("" when it cannot tell).
+	SourceVersion string
 }
 
 // Run moves jobs from src to dst until the source is drained (or, following, until ctx ends).
@@ -46,7 +52,12 @@ func Run(ctx context.Context, src Source, dst Destination, opts Options) (*Repor
 		log = slog.New(slog.DiscardHandler)
 	}
 	start := time.Now()
-	rep := &Report{Source: src.Name()}
+	rep := &Report{Source: src.Name(), SourceVersion: src.Version()}
+	if opts.Progress != nil {
+		src.OnWait(opts.Progress.Waiting)
+		// Also on a failure: the lines' ticker stops with it.
+		defer opts.Progress.Finish()
+	}
 	pauses, err := src.Pauses(ctx)
 	if err != nil {
 		return rep, err
@@ -99,9 +110,11 @@ func Run(ctx context.Context, src Source, dst Destination, opts Options) (*Repor
 			opts.Progress.Add(len(jobs))
 		}
 	}
-	if opts.Progress != nil {
-		opts.Progress.Finish()
-	}
+	// The source's connection is idle here (the run ended between batches), so it can still
+	// say what is left on it, even when a signal stopped the run.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	rep.Left, rep.LeftErr = src.Left(lctx, ctx.Err() != nil)
+	cancel()
 	rep.Notes = append(src.Notes(), dst.Notes()...)
 	if !dst.ExactlyOnce() {
 		rep.Notes = append(rep.Notes, "the destination is a beanstalk server: jobs got new ids and lost their counters and age, and a crash between a put and the source's delete leaves that batch in both places")

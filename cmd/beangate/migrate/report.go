@@ -3,6 +3,7 @@ package migrate
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -52,7 +53,67 @@ func (r *Report) Print(w io.Writer) {
 	for _, t := range r.Paused {
 		fmt.Fprintf(w, "  paused:           %s (for what was left of its pause)\n", t)
 	}
+	r.printLeft(w)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note:             %s\n", n)
 	}
+	_, why := Compat(r.SourceVersion)
+	fmt.Fprintf(w, "  compat:           %s\n", why)
+}
+
+// printLeft names the jobs still at the source, and why each is there.
+func (r *Report) printLeft(w io.Writer) {
+	if r.LeftErr != nil {
+		fmt.Fprintf(w, "  left at source:   could not be listed: %v\n", r.LeftErr)
+	}
+	lo := r.Left
+	if lo == nil {
+		return
+	}
+	if lo.Count == 0 && r.LeftErr == nil {
+		fmt.Fprintf(w, "  left at source:   none in the tubes moved\n")
+	}
+	if lo.Count > 0 {
+		fmt.Fprintf(w, "  left at source:   %s in the tubes moved:\n", plural(uint64(lo.Count), "job"))
+		for i, j := range lo.Jobs {
+			if i == maxNamed {
+				fmt.Fprintf(w, "    and %d more\n", len(lo.Jobs)-maxNamed)
+				break
+			}
+			fmt.Fprintf(w, "    %s: %s\n", j, j.Why)
+		}
+		if n := lo.Count - len(lo.Jobs); n > 0 {
+			fmt.Fprintf(w, "    %s not found among ids %d-%d (stats-job asked of each; gone meanwhile, or with an id outside that range)\n", plural(uint64(n), "job"), lo.Scanned[0], lo.Scanned[1])
+		}
+	}
+	if len(lo.Unselected) > 0 {
+		var parts []string
+		for _, t := range lo.Unselected {
+			parts = append(parts, fmt.Sprintf("%s (%s)", t.Tube, plural(t.Jobs, "job")))
+		}
+		fmt.Fprintf(w, "  not selected:     %s: not matched by --tubes\n", strings.Join(parts, ", "))
+	}
+}
+
+// Compat is the --compat that answers a source's clients as the source did, and why, from the
+// version its stats reported ("" when unknown, as from a binlog). A client written against
+// 1.12 may read stats-job's tube literally, and 1.13 quotes it.
+func Compat(version string) (flag, why string) {
+	var major, minor int
+	if _, err := fmt.Sscanf(version, "%d.%d", &major, &minor); err != nil {
+		if version == "" {
+			return "", "the source does not say which beanstalkd it is (a binlog is the same for 1.12 and 1.13): serve beangate with --compat 1.12 if its clients ran against 1.12 (Debian's and Ubuntu's package), else keep the default 1.13"
+		}
+		return "", fmt.Sprintf("the source reports version %q: serve beangate with --compat 1.12 if its clients ran against 1.12, else keep the default 1.13", version)
+	}
+	if major == 1 && minor < 13 {
+		return "1.12", fmt.Sprintf("the source is beanstalkd %s: serve beangate with --compat 1.12, so that its clients see what they saw (tube names unquoted in stats-job and stats-tube, reserve-with-timeout read as 1.12 read it; the default 1.13 quotes them)", version)
+	}
+	return "1.13", fmt.Sprintf("the source is beanstalkd %s: the default --compat 1.13 answers as it does", version)
+}
+
+// PrintSource prints which --compat suits the source (--dry-run).
+func PrintSource(w io.Writer, version string) {
+	_, why := Compat(version)
+	fmt.Fprintf(w, "compat: %s\n", why)
 }

@@ -29,7 +29,44 @@ type Source interface {
 	Pauses(ctx context.Context) (map[string]time.Duration, error)
 	// Notes are what the source could not move and why, for the report.
 	Notes() []string
+	// Version is the server's beanstalkd version from stats ("" when the source cannot tell).
+	Version() string
+	// Lookup returns those of ids that the source holds in the tubes it moves (for --dry-run's
+	// id collisions).
+	Lookup(ctx context.Context, ids []uint64) ([]JobRef, error)
+	// Left names the jobs still at the source once a run ends (stopped: by a signal), each with
+	// why it is there; nil when the source is left as it was anyway (a binlog directory).
+	Left(ctx context.Context, stopped bool) (*Leftovers, error)
+	// OnWait is told what Next waits for while it has nothing to return ("" once it has).
+	OnWait(func(what string))
 	Close() error
+}
+
+// JobRef names one job: where it is and in what state, and for a job left at the source why.
+type JobRef struct {
+	ID       uint64
+	Tube     string
+	State    string        // ready, delayed, buried, reserved
+	TimeLeft time.Duration // delayed: until ready; reserved: until its TTR runs out
+	Why      string
+}
+
+// Leftovers are the jobs a run left at the source.
+type Leftovers struct {
+	// Count is the jobs in the moved tubes; Jobs names them, or as many as maxNamed and the
+	// id scan found.
+	Count int
+	Jobs  []JobRef
+	// Scanned is the id range searched for them.
+	Scanned [2]uint64
+	// Unselected are the tubes --tubes left out, with their jobs.
+	Unselected []TubeCount
+}
+
+// TubeCount is a tube and its jobs.
+type TubeCount struct {
+	Tube string
+	Jobs uint64
 }
 
 // TubePlan is what one tube holds.
