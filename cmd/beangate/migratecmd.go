@@ -33,7 +33,10 @@ committed it. Killed at any point, run it again: nothing is lost, nothing is dou
                redis://… postgres://… a beangate store
                beanstalk://HOST:PORT  any beanstalk server (new ids; at least once)
   --follow     keep moving what arrives at a beanstalk:// source until stopped (SIGINT/SIGTERM)
-  --dry-run    print what would move, per tube and state, and exit
+  --dry-run    print what would move, per tube and state, and which --compat suits the
+               source; with --to, also check the destination (reachable, Redis persistence
+               and eviction, PostgreSQL schema and privileges, ids already used there), move
+               nothing and exit (1 if the destination cannot be reached or used)
   --tubes GLOB move only the tubes whose name matches (shell pattern, e.g. 'email-*')
   --batch N    jobs per import (default 1000)
   --progress   bar, lines (a log line every 5 s) or none; default: a bar on a terminal, else lines
@@ -76,8 +79,20 @@ func migrateCmd(ctx context.Context, p process, args []string) int {
 	}
 	if *dry {
 		migrate.PrintPlan(p.stdout, src.Name(), plans)
+		migrate.PrintSource(p.stdout, src.Version())
+		if *to == "" {
+			fmt.Fprintln(p.stdout, "destination: not checked (give --to to check it)")
+			return exitOK
+		}
+		chk, err := migrate.CheckDestination(ctx, *to, redactedURL(*to), src)
+		chk.Print(p.stdout)
+		if err != nil {
+			return migrateFailed(p, "checking "+redactedURL(*to), err)
+		}
 		return exitOK
 	}
+	flag, why := migrate.Compat(src.Version())
+	log.Info("migrate: source", "version", src.Version(), "compat", flag, "advice", why)
 	dst, err := openMigrateDest(ctx, *to, log)
 	if err != nil {
 		return migrateFailed(p, "opening "+redactedURL(*to), err)

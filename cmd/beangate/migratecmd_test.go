@@ -58,3 +58,117 @@ func TestMigrateCommand(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [2]uint64{3, 1}, [2]uint64{st.ReadyJobs, st.DelayedJobs})
 }
+
+// putJobs puts bodies on tube of the beanstalk server at addr and returns their ids.
+func putJobs(t *testing.T, addr, tube string, bodies ...string) []uint64 {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	c := beanstalk.NewConn(nc)
+	defer c.Close()
+	tb := beanstalk.NewTube(c, tube)
+	var ids []uint64
+	for _, b := range bodies {
+		id, err := tb.Put([]byte(b), 1, 0, 60)
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// --dry-run with --to checks the destination and moves nothing: it is reached, its settings
+// judged (Redis persistence and eviction, the PostgreSQL schema), and the source's ids it holds
+// already are named. Each destination first takes two jobs of another beanstalkd, whose ids
+// (1, 2) the source's jobs (1, 2, 3) then collide with. The source's version names the
+// --compat to serve with.
+func TestMigrateDryRunChecksTheDestination(t *testing.T) {
+	t.Parallel()
+	bin := gatewaytest.DebianBeanstalkd(t)
+	tests := []struct {
+		name string
+		to   func(t *testing.T) string
+		want []string // regular expressions the dry run's output matches
+	}{
+		{name: "binlog directory", to: func(t *testing.T) string { return "binlog:" + t.TempDir() },
+			want: []string{`ok: +reachable: .*, a binlog directory no server holds`}},
+		{name: "redis", to: func(t *testing.T) string { u, _ := redisStore(t); return u },
+			want: []string{`ok: +reachable: Redis \d`, `(ok|WARNING): +maxmemory-policy`, `(ok|WARNING): +AOF`}},
+		{name: "postgres", to: func(t *testing.T) string { u, _ := postgresStore(t); return u },
+			want: []string{`ok: +reachable: PostgreSQL \d+`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			to := tt.to(t)
+			other := gatewaytest.StartBeanstalkd(t, bin, 0)
+			putJobs(t, other, "a", "a1", "a2")
+			exit, _, stderr := runArgs(t, "migrate", "--from", "beanstalk://"+other, "--to", to)
+			require.Equal(t, exitOK, exit, stderr)
+
+			src := gatewaytest.StartBeanstalkd(t, bin, 0)
+			require.Equal(t, []uint64{1, 2, 3}, putJobs(t, src, "b", "b1", "b2", "b3"))
+			exit, stdout, stderr := runArgs(t, "migrate", "--from", "beanstalk://"+src, "--to", to, "--dry-run")
+			require.Equal(t, exitOK, exit, stderr)
+			for _, w := range append(tt.want,
+				`compat: the source is beanstalkd 1\.12: serve beangate with --compat 1\.12`,
+				`jobs: +2 there now`,
+				`ids: +2 source jobs whose ids the destination holds already will get new ids`,
+				`id 1: at the source tube b \(ready\), at the destination tube a \(ready\)`,
+				`id 2: at the source tube b \(ready\), at the destination tube a \(ready\)`) {
+				require.Regexp(t, w, stdout)
+			}
+			require.NotContains(t, stdout, "id 3:")
+			left, err := beanstalk.NewConn(mustDial(t, src)).Stats()
+			require.NoError(t, err)
+			require.Equal(t, "3", left["current-jobs-ready"], "a dry run moves nothing")
+		})
+	}
+}
+
+func mustDial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = nc.Close() })
+	return nc
+}
+
+// A destination the dry run cannot reach or use fails it: exit 1 (10 for a binlog directory a
+// server holds), saying why; one it can use but that is empty or not yet set up passes.
+func TestMigrateDryRunFailsOnAnUnusableDestination(t *testing.T) {
+	t.Parallel()
+	bin := gatewaytest.DebianBeanstalkd(t)
+	src := gatewaytest.StartBeanstalkd(t, bin, 0)
+	putJobs(t, src, "b", "b1")
+	locked := t.TempDir()
+	gatewaytest.StartBeanstalkd(t, bin, 0, "-b", locked)
+	tests := []struct {
+		name   string
+		to     func(t *testing.T) string
+		exit   int
+		stdout string // a regular expression
+	}{
+		{name: "redis unreachable", to: func(*testing.T) string { return "redis://127.0.0.1:1/0" },
+			exit: exitFailure, stdout: `(?s)FAILED: +unreachable: .*connection refused`},
+		{name: "postgres unreachable", to: func(*testing.T) string { return "postgres://postgres@127.0.0.1:1/test" },
+			exit: exitFailure, stdout: `(?s)FAILED: +unreachable: .*connection refused`},
+		{name: "beanstalk unreachable", to: func(*testing.T) string { return "beanstalk://127.0.0.1:1" },
+			exit: exitFailure, stdout: `(?s)FAILED: +unreachable: .*connection refused`},
+		{name: "binlog directory a server holds", to: func(*testing.T) string { return "binlog:" + locked },
+			exit: exitLocked, stdout: `FAILED: +.*locked`},
+		{name: "postgres schema not created yet", to: func(t *testing.T) string { u, _ := postgresStore(t); return u },
+			exit: exitOK, stdout: `ok: +schema cmdtest_\w+ does not exist yet: the run creates it`},
+		{name: "binlog directory not created yet", to: func(t *testing.T) string { return "binlog:" + t.TempDir() + "/new" },
+			exit: exitOK, stdout: `ok: +\S+/new does not exist yet: the run creates it`},
+		{name: "beanstalk server", to: func(t *testing.T) string { return "beanstalk://" + gatewaytest.StartBeanstalkd(t, bin, 0) },
+			exit: exitOK, stdout: `WARNING: a beanstalk server gives every job a new id`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			exit, stdout, stderr := runArgs(t, "migrate", "--from", "beanstalk://"+src, "--to", tt.to(t), "--dry-run")
+			require.Equal(t, tt.exit, exit, "stdout: %s\nstderr: %s", stdout, stderr)
+			require.Regexp(t, tt.stdout, stdout)
+		})
+	}
+}
