@@ -19,6 +19,10 @@ type Fleet struct {
 	ShutdownDelay time.Duration `mapstructure:"shutdown_delay"`
 	// StoreDownAfter: /readyz answers 503 once the store has been unreachable this long.
 	StoreDownAfter time.Duration `mapstructure:"store_down_after"`
+	// StoreOpenTimeout: at start, a store that cannot be reached is tried again (with backoff)
+	// for this long before the process gives up; 0: for ever. Under Compose or Kubernetes the
+	// store may come up after the gateway, which then waits not ready instead of crash-looping.
+	StoreOpenTimeout time.Duration `mapstructure:"store_open_timeout"`
 	// MaxConnections bounds open beanstalk connections; 0: no bound.
 	MaxConnections int `mapstructure:"max_connections"`
 	// MaxHandshaking bounds connections still in the TLS handshake or not yet authenticated.
@@ -81,6 +85,7 @@ var fleetFlagKeys = map[string]string{
 	"http":                  "http",
 	"shutdown-delay":        "shutdown_delay",
 	"store-down-after":      "store_down_after",
+	"store-open-timeout":    "store_open_timeout",
 	"max-connections":       "max_connections",
 	"max-handshaking":       "max_handshaking",
 	"handshake-timeout":     "handshake_timeout",
@@ -102,6 +107,7 @@ func fleetDefaults() map[string]any {
 		"http":                  d.HTTP,
 		"shutdown_delay":        d.ShutdownDelay,
 		"store_down_after":      d.StoreDownAfter,
+		"store_open_timeout":    d.StoreOpenTimeout,
 		"max_connections":       d.MaxConnections,
 		"max_handshaking":       d.MaxHandshaking,
 		"handshake_timeout":     d.HandshakeTimeout,
@@ -123,6 +129,7 @@ func addFleetFlags(fs *pflag.FlagSet) {
 	fs.String("http", d.HTTP, "serve /healthz, /readyz, /metrics and the console on `ADDR` (host:port; loopback advised); off when empty")
 	fs.Duration("shutdown-delay", d.ShutdownDelay, "on SIGTERM/SIGINT, answer /readyz 503 for this `DURATION` before closing the listener")
 	fs.Duration("store-down-after", d.StoreDownAfter, "/readyz answers 503 once the store has been unreachable this `DURATION`")
+	fs.Duration("store-open-timeout", d.StoreOpenTimeout, "at start, keep trying to reach the store for this `DURATION` before exiting (0: for ever)")
 	fs.Int("max-connections", d.MaxConnections, "refuse beanstalk connections beyond `N` open ones (0: no limit)")
 	fs.Int("max-handshaking", d.MaxHandshaking, "refuse connections beyond `N` still in the TLS handshake or unauthenticated")
 	fs.Duration("handshake-timeout", d.HandshakeTimeout, "close a connection whose TLS handshake and auth take longer than `DURATION`")
@@ -144,6 +151,9 @@ func (f *Fleet) validate(bad func(format string, args ...any)) {
 	}
 	if f.StoreDownAfter <= 0 {
 		bad("store_down_after %s: must be positive", f.StoreDownAfter)
+	}
+	if f.StoreOpenTimeout < 0 {
+		bad("store_open_timeout %s: must not be negative (0: for ever)", f.StoreOpenTimeout)
 	}
 	if f.MaxConnections < 0 {
 		bad("max_connections %d: must not be negative", f.MaxConnections)

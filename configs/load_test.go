@@ -126,6 +126,21 @@ log:
 			want: func(c *Config) { c.Metrics.HTTP = "10.0.0.5:9110" },
 		},
 		{
+			name: "StoreOpenTimeoutFromFlag",
+			args: []string{"--store-open-timeout", "2m"},
+			want: func(c *Config) { c.StoreOpenTimeout = 2 * time.Minute },
+		},
+		{
+			name: "StoreOpenTimeoutFromEnv",
+			env:  map[string]string{"BEANGATE_STORE_OPEN_TIMEOUT": "90s"},
+			want: func(c *Config) { c.StoreOpenTimeout = 90 * time.Second },
+		},
+		{
+			name: "StoreOpenTimeoutFromFile",
+			args: []string{"--config", writeFile(t, "store_open_timeout: 5m\n")},
+			want: func(c *Config) { c.StoreOpenTimeout = 5 * time.Minute },
+		},
+		{
 			name: "DurationsFromEnvAndFlag",
 			env:  map[string]string{"BEANGATE_SHUTDOWN_TIMEOUT": "3s"},
 			args: []string{"--backend-timeout", "250ms"},

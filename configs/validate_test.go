@@ -43,6 +43,7 @@ func TestValidateRejects(t *testing.T) {
 		{"NegativeVerbose", func(c *Config) { c.Verbose = -1 }, "verbose -1"},
 		{"ZeroShutdownTimeout", func(c *Config) { c.ShutdownTimeout = 0 }, "shutdown_timeout 0s: must be positive"},
 		{"NegativeBackendTimeout", func(c *Config) { c.BackendTimeout = -time.Second }, "backend_timeout -1s: must be positive"},
+		{"NegativeStoreOpenTimeout", func(c *Config) { c.StoreOpenTimeout = -time.Second }, "store_open_timeout -1s: must not be negative"},
 		{"LogFormat", func(c *Config) { c.Log.Format = "xml" }, `log.format "xml"`},
 		{"LogLevel", func(c *Config) { c.Log.Level = "trace" }, `log.level "trace"`},
 		{"BinlogWithRedis", func(c *Config) { c.Binlog.Dir, c.Backend = "/var/lib/beanstalkd", "redis://h:6379/0" }, "binlog: the binlog belongs to the memory backend"},
