@@ -14,10 +14,24 @@ type figuresCollector struct {
 }
 
 // NewFiguresCollector collects the connection gauges and counters of figures (a Server's
-// Figures) and beangate_ready from ready.
+// Figures) and beangate_ready from ready; with ready nil, not beangate_ready (NewReadyCollector
+// exports it from the start, before there is a Server).
 func NewFiguresCollector(figures func() gateway.Figures, ready func() bool) prometheus.Collector {
 	return &figuresCollector{figures: figures, ready: ready}
 }
+
+// NewReadyCollector collects beangate_ready from ready, alone: registered at start, it shows 0
+// while the store is not open yet, where an alert on it can see a gateway waiting for its store.
+func NewReadyCollector(ready func() bool) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "beangate_ready", Help: readyHelp}, func() float64 {
+		if ready() {
+			return 1
+		}
+		return 0
+	})
+}
+
+const readyHelp = "1 when /readyz answers 200, else 0."
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(name, help, labels, nil)
@@ -31,12 +45,15 @@ var (
 	producersDesc   = desc("beangate_producers", "Connections that have sent a put (as stats current-producers).")
 	workersDesc     = desc("beangate_workers", "Connections that have sent a reserve (as stats current-workers).")
 	waitingDesc     = desc("beangate_waiting_reserves", "Connections waiting in a reserve now.")
-	readyDesc       = desc("beangate_ready", "1 when /readyz answers 200, else 0.")
+	readyDesc       = desc("beangate_ready", readyHelp)
 )
 
 func (c *figuresCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{connectionsDesc, totalConnsDesc, handshakingDesc, rejectedDesc, producersDesc, workersDesc, waitingDesc, readyDesc} {
+	for _, d := range []*prometheus.Desc{connectionsDesc, totalConnsDesc, handshakingDesc, rejectedDesc, producersDesc, workersDesc, waitingDesc} {
 		ch <- d
+	}
+	if c.ready != nil {
+		ch <- readyDesc
 	}
 }
 
@@ -54,9 +71,11 @@ func (c *figuresCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(producersDesc, f.Producers)
 	gauge(workersDesc, f.Workers)
 	gauge(waitingDesc, f.Waiting)
-	ready := int64(0)
-	if c.ready() {
-		ready = 1
+	if c.ready != nil {
+		ready := int64(0)
+		if c.ready() {
+			ready = 1
+		}
+		gauge(readyDesc, ready)
 	}
-	gauge(readyDesc, ready)
 }
