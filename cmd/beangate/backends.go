@@ -17,32 +17,44 @@ import (
 	"github.com/beangate/beangate/configs"
 )
 
-// openBackend opens the job store named by cfg.Backend. Each backend adds its scheme here, and
-// only here.
+// openBackend opens the job store named by cfg.Backend, once.
 func openBackend(ctx context.Context, cfg configs.Config, log *slog.Logger) (backend.Backend, error) {
+	open, _, err := storeOpener(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	return open(ctx)
+}
+
+// storeOpener reads cfg.Backend and returns how to open the store, and whether it is a shared
+// store (Redis, PostgreSQL), which may not be up yet and is worth trying again. A URL that
+// cannot work fails here, before any attempt. Each backend adds its scheme here, and only here.
+func storeOpener(cfg configs.Config, log *slog.Logger) (open func(context.Context) (backend.Backend, error), shared bool, err error) {
 	u, err := url.Parse(cfg.Backend)
 	if err != nil {
-		return nil, errors.New("backend: not a valid URL") // the URL may hold a password
+		return nil, false, errors.New("backend: not a valid URL") // the URL may hold a password
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "memory":
-		return memory.Open(memory.Options{Binlog: binlogOptions(cfg, log)})
+		return func(context.Context) (backend.Backend, error) {
+			return memory.Open(memory.Options{Binlog: binlogOptions(cfg, log)})
+		}, false, nil
 	case "redis", "rediss":
 		opts, err := beanredis.ParseURL(cfg.Backend)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		opts.Logger = log
-		return beanredis.New(ctx, opts)
+		return func(ctx context.Context) (backend.Backend, error) { return beanredis.New(ctx, opts) }, true, nil
 	case "postgres", "postgresql":
 		opts, err := beanpg.ParseURL(cfg.Backend)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		opts.Logger = log
-		return beanpg.New(ctx, opts)
+		return func(ctx context.Context) (backend.Backend, error) { return beanpg.New(ctx, opts) }, true, nil
 	default:
-		return nil, fmt.Errorf("backend: scheme %q is not supported by this build", u.Scheme)
+		return nil, false, fmt.Errorf("backend: scheme %q is not supported by this build", u.Scheme)
 	}
 }
 

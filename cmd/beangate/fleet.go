@@ -60,7 +60,8 @@ func (f *fleet) serveOps() (net.Addr, error) {
 		return nil, nil
 	}
 	f.registry = prometheus.NewRegistry()
-	f.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	f.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		ops.NewReadyCollector(f.readiness.Ready)) // from the start: 0 while the store is not open yet
 	var addr net.Addr
 	if f.cfg.HTTP != "" {
 		ln, err := net.Listen("tcp", f.cfg.HTTP)
@@ -180,7 +181,7 @@ func (f *fleet) opened(ctx context.Context, srv *gateway.Server, store, raw back
 	}
 	if f.registry != nil {
 		f.registry.MustRegister(
-			ops.NewFiguresCollector(srv.Figures, f.readiness.Ready),
+			ops.NewFiguresCollector(srv.Figures, nil), // beangate_ready is registered already
 			ops.NewStoreCollector(store, f.cfg.Metrics.MaxTubes, f.cfg.BackendTimeout),
 		)
 	}

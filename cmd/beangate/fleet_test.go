@@ -211,9 +211,11 @@ type privateRedis struct {
 	t    *testing.T
 	port int
 	cmd  *exec.Cmd
+	args []string // more redis-server arguments
 }
 
-func startPrivateRedis(t *testing.T) *privateRedis {
+// startPrivateRedis starts one with args added to redis-server's (a password, say).
+func startPrivateRedis(t *testing.T, args ...string) *privateRedis {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		requireStore(t, "redis-server", err)
@@ -222,7 +224,7 @@ func startPrivateRedis(t *testing.T) *privateRedis {
 	require.NoError(t, err)
 	port := ln.Addr().(*net.TCPAddr).Port
 	require.NoError(t, ln.Close())
-	r := &privateRedis{t: t, port: port}
+	r := &privateRedis{t: t, port: port, args: args}
 	r.start()
 	t.Cleanup(r.kill)
 	return r
@@ -232,13 +234,15 @@ func (r *privateRedis) url() string { return fmt.Sprintf("redis://127.0.0.1:%d/0
 
 func (r *privateRedis) start() {
 	r.t.Helper()
-	r.cmd = exec.Command("redis-server", "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", r.t.TempDir())
+	r.cmd = exec.Command("redis-server", append([]string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", r.t.TempDir()}, r.args...)...)
 	require.NoError(r.t, r.cmd.Start())
 	c := goredis.NewClient(&goredis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
 	defer c.Close()
-	require.Eventually(r.t, func() bool { return c.Ping(context.Background()).Err() == nil },
-		10*time.Second, 20*time.Millisecond, "private redis-server did not start")
+	require.Eventually(r.t, func() bool {
+		err := c.Ping(context.Background()).Err()
+		return err == nil || goredis.IsAuthError(err) // up, asking for a password
+	}, 10*time.Second, 20*time.Millisecond, "private redis-server did not start")
 }
 
 func (r *privateRedis) kill() {

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/beangate/beangate/backend/memory/binlog"
 	"github.com/beangate/beangate/configs"
 	"github.com/beangate/beangate/gateway"
 )
@@ -48,15 +46,12 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	if p.opsListening != nil && opsAddr != nil {
 		p.opsListening(opsAddr)
 	}
-	store, err := openBackend(ctx, cfg, log)
-	if err != nil {
+	opening := openStore(ctx, cfg, f, signals, log)
+	if opening.store == nil {
 		_ = ln.Close()
-		log.Error("cannot open backend", "backend", redactedURL(cfg.Backend), "err", err)
-		if errors.Is(err, binlog.ErrLocked) {
-			return exitLocked
-		}
-		return exitFailure
+		return opening.exit
 	}
+	store := opening.store
 	defer func() {
 		if err := store.Close(); err != nil {
 			log.Warn("closing backend", "err", err)
@@ -75,6 +70,10 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	probeCtx, stopProbe := context.WithCancel(context.Background())
 	defer stopProbe()
 	f.opened(probeCtx, srv, store, raw)
+	if opening.draining {
+		srv.SetDraining(true)
+		f.readiness.SetDraining()
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "backend", redactedURL(cfg.Backend), "version", versionLine(),

@@ -26,20 +26,37 @@ type runningServer struct {
 	exit    chan int
 	stderr  *gatewaytest.SyncBuffer
 	cancel  context.CancelFunc
+	addrs   chan net.Addr // the beanstalk listener's address, once serving
+	ops     chan net.Addr // the ops listener's, once bound (with --http)
 }
 
 func startServer(t *testing.T, args ...string) *runningServer {
 	t.Helper()
+	s := launchServer(t, args...)
+	select {
+	case s.addr = <-s.addrs:
+	case code := <-s.exit:
+		t.Fatalf("run exited %d before listening; stderr:\n%s", code, s.stderr)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not start listening")
+	}
+	return s
+}
+
+// launchServer starts run without waiting for it to serve: s.addrs and s.ops deliver the
+// addresses as they are bound.
+func launchServer(t *testing.T, args ...string) *runningServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	addrs := make(chan net.Addr, 1)
-	s := &runningServer{signals: make(chan os.Signal, 1), exit: make(chan int, 1), stderr: &gatewaytest.SyncBuffer{}, cancel: cancel}
+	s := &runningServer{signals: make(chan os.Signal, 1), exit: make(chan int, 1), stderr: &gatewaytest.SyncBuffer{}, cancel: cancel,
+		addrs: make(chan net.Addr, 1), ops: make(chan net.Addr, 1)}
 	p := process{
 		stdout:    io.Discard,
 		stderr:    s.stderr,
 		signals:   s.signals,
-		listening: func(a net.Addr) { addrs <- a },
-		// Called before listening, on the same goroutine: read after addrs delivers.
-		opsListening: func(a net.Addr) { s.opsAddr = a },
+		listening: func(a net.Addr) { s.addrs <- a },
+		// Called before listening, on the same goroutine: read after addrs (or ops) delivers.
+		opsListening: func(a net.Addr) { s.opsAddr = a; s.ops <- a },
 		commands:     subcommands(),
 	}
 	go func() { s.exit <- p.run(ctx, args) }()
@@ -51,13 +68,6 @@ func startServer(t *testing.T, args ...string) *runningServer {
 			t.Error("server did not stop after its context ended")
 		}
 	})
-	select {
-	case s.addr = <-addrs:
-	case code := <-s.exit:
-		t.Fatalf("run exited %d before listening; stderr:\n%s", code, s.stderr)
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not start listening")
-	}
 	return s
 }
 
