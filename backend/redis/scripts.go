@@ -49,6 +49,7 @@ const (
 	opDeleteJobs    op = "delete_jobs"
 	opMoveJobs      op = "move_jobs"
 	opImport        op = "import"
+	opReadyAges     op = "ready_ages"
 )
 
 // ops are all the operations.
@@ -57,6 +58,7 @@ var ops = []op{
 	opPut, opReserve, opReserveJob, opReserveHanded, opDelete, opRelease, opBury, opTouch,
 	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
 	opStats, opListTubes, opPause, opRestore, opListJobs, opDeleteJobs, opMoveJobs, opImport,
+	opReadyAges,
 }
 
 // scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and
