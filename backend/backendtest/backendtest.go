@@ -47,6 +47,7 @@ func groups() []group {
 		{"PutAndPeek", putPeekCases, false},
 		{"Reserve", reserveCases, false},
 		{"ReadyFor", readyForCases, false},
+		{"ReadyAges", readyAgesCases, false},
 		{"DeadlineSoonAndTTR", deadlineCases, false},
 		{"ReleaseBuryTouch", releaseBuryTouchCases, false},
 		{"Delete", deleteCases, false},
