@@ -16,6 +16,7 @@ var backendOps = []string{
 	"begin_session", "end_session", "use_tube", "watch_tube", "ignore_tube", "put", "reserve",
 	"reserve_wait", "reserve_job", "delete", "release", "bury", "touch", "kick", "kick_job",
 	"peek", "peek_state", "job_stats", "tube_stats", "stats", "list_tubes", "pause_tube", "ping",
+	"ready_ages",
 }
 
 const (
@@ -41,7 +42,8 @@ const (
 	opStats
 	opListTubes
 	opPauseTube
-	opPing // the readiness probe's
+	opPing      // the readiness probe's
+	opReadyAges // the scrape's, for beangate_store_tube_ready_age_seconds
 )
 
 // backendCalls holds the per-operation series, resolved once.
@@ -84,7 +86,8 @@ func isAnswer(err error) bool {
 }
 
 // InstrumentBackend wraps b so that every call is measured on reg. The optional interfaces the
-// gateway uses (gateway.NonBlocking, backend.ReserveStarter, backend.Pinger) pass through.
+// gateway and the scrape use (gateway.NonBlocking, backend.ReserveStarter, backend.Pinger,
+// backend.ReadyAger) pass through.
 func InstrumentBackend(b backend.Backend, reg prometheus.Registerer) backend.Backend {
 	ib := &instrumented{b: b, m: newBackendCalls(reg)}
 	if rs, ok := b.(backend.ReserveStarter); ok {
@@ -113,6 +116,18 @@ func (i *instrumented) Ping(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// ReadyAges passes backend.ReadyAger through; a backend without it knows no ages.
+func (i *instrumented) ReadyAges(ctx context.Context, tubes []string) (map[string]time.Duration, error) {
+	a, ok := i.b.(backend.ReadyAger)
+	if !ok {
+		return nil, nil
+	}
+	t := time.Now()
+	ages, err := a.ReadyAges(ctx, tubes)
+	i.m.done(opReadyAges, t, err)
+	return ages, err
 }
 
 func (i *instrumented) BeginSession(ctx context.Context, s backend.SessionID) error {

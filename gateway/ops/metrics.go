@@ -16,7 +16,8 @@ import (
 type Metrics struct {
 	names []string // gateway.CommandNames()
 
-	// counts[cmd][result]: exported by Collect, only the combinations that happened.
+	// counts[cmd][result]: exported by Collect, the combinations that happened and, from the
+	// start, every command's ok (see commandCounts.Collect).
 	counts [][gateway.NumResults]atomic.Uint64
 
 	durationVec *prometheus.HistogramVec
@@ -88,10 +89,14 @@ var commandsDesc = prometheus.NewDesc("beangate_commands_total",
 
 func (c *commandCounts) Describe(ch chan<- *prometheus.Desc) { ch <- commandsDesc }
 
+// Collect exports each command's ok count even at 0, so that rate() and increase() over it work
+// from the process's start rather than from its first use; the errors appear as they happen
+// (a series per command and error would be mostly zeros). A line that is no command is never ok.
 func (c *commandCounts) Collect(ch chan<- prometheus.Metric) {
 	for cmd := range c.counts {
 		for res := range c.counts[cmd] {
-			if n := c.counts[cmd][res].Load(); n > 0 {
+			always := gateway.Result(res) == gateway.ResultOK && c.names[cmd] != "unknown"
+			if n := c.counts[cmd][res].Load(); n > 0 || always {
 				ch <- prometheus.MustNewConstMetric(commandsDesc, prometheus.CounterValue, float64(n),
 					c.names[cmd], gateway.Result(res).String())
 			}

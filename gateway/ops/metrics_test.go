@@ -6,16 +6,20 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/backend/memory"
 	"github.com/beangate/beangate/gateway"
 	"github.com/beangate/beangate/gateway/gatewaytest"
+	"github.com/beangate/beangate/gateway/ops"
 )
 
 // Every family the README lists is on /metrics from the start (the histograms and command
@@ -38,9 +42,82 @@ func TestMetricsFamiliesExist(t *testing.T) {
 		"beangate_store_job_timeouts_total", "beangate_store_tubes", "beangate_store_tube_jobs",
 		"beangate_store_tube_jobs_truncated", "beangate_store_scrape_duration_seconds",
 		"beangate_backend_call_duration_seconds", "beangate_backend_call_errors_total",
+		"beangate_store_tube_ready_age_seconds",
 	} {
 		require.Contains(t, families, name)
 	}
+}
+
+// Every command's ok count is exported from the start, at 0, so that rate() over it works before
+// its first use; an error appears once it happened, and a line that is no command is never ok.
+func TestCommandCountsStartAtZero(t *testing.T) {
+	t.Parallel()
+	s := startOpsServer(t, 100, gateway.Config{})
+	m := scrape(t, s.http)
+	for _, name := range gateway.CommandNames() {
+		ok := sample(m, "beangate_commands_total", labels{"command": name, "result": "ok"})
+		if name == "unknown" {
+			require.Nil(t, ok)
+			continue
+		}
+		require.NotNil(t, ok, "command %q", name)
+		require.Zero(t, ok.GetCounter().GetValue())
+	}
+	require.Nil(t, sample(m, "beangate_commands_total", labels{"result": "not_found"}))
+	c := gatewaytest.Dial(t, s.addr)
+	c.Do("delete 7\r\n", "NOT_FOUND\r\n")
+	m = scrape(t, s.http)
+	require.Equal(t, 1.0, value(m, "beangate_commands_total", labels{"command": "delete", "result": "not_found"}))
+	require.NotNil(t, sample(m, "beangate_commands_total", labels{"command": "delete", "result": "ok"}))
+}
+
+// The ready age of each tube is how long its next job has been ready: it grows while nobody
+// reserves (where the ready-wait histogram, fed by reserves, stays silent), and is 0 once the
+// tube has no ready job.
+func TestTubeReadyAge(t *testing.T) {
+	t.Parallel()
+	clock := backend.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := startOpsServerOn(t, memory.New(memory.Options{Clock: clock}), 100, gateway.Config{})
+	c := gatewaytest.Dial(t, s.addr)
+	c.Do("use jobs\r\n", "USING jobs\r\n")
+	c.Do("put 5 0 60 1\r\nx\r\n", "INSERTED 1\r\n")
+	clock.Advance(90 * time.Second)
+	c.Do("put 1 0 60 1\r\ny\r\n", "INSERTED 2\r\n")
+	clock.Advance(10 * time.Second)
+	age := func() map[string]float64 {
+		out := map[string]float64{}
+		for _, m := range scrape(t, s.http)["beangate_store_tube_ready_age_seconds"].GetMetric() {
+			out[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+		}
+		return out
+	}
+	require.Equal(t, map[string]float64{"default": 0, "jobs": 10}, age(), "the job a reserve takes next")
+	clock.Advance(time.Hour)
+	require.Equal(t, map[string]float64{"default": 0, "jobs": 3610}, age(), "no worker: it grows")
+	c.Do("watch jobs\r\n", "WATCHING 2\r\n")
+	c.Do("reserve-with-timeout 0\r\n", "RESERVED 2 1\r\ny\r\n")
+	require.Equal(t, map[string]float64{"default": 0, "jobs": 3700}, age())
+	c.Do("reserve-with-timeout 0\r\n", "RESERVED 1 1\r\nx\r\n")
+	require.Equal(t, map[string]float64{"default": 0, "jobs": 0}, age())
+	require.NotZero(t, value(scrape(t, s.http), "beangate_backend_call_duration_seconds", labels{"op": "ready_ages"}),
+		"the scrape's store call is measured")
+}
+
+func TestBuildInfo(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(ops.NewBuildInfo("v1.2.3", "abc123", "redis"))
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	require.Len(t, families, 1)
+	m := families[0].GetMetric()[0]
+	require.Equal(t, "beangate_build_info", families[0].GetName())
+	require.Equal(t, 1.0, m.GetGauge().GetValue())
+	got := map[string]string{}
+	for _, l := range m.GetLabel() {
+		got[l.GetName()] = l.GetValue()
+	}
+	require.Equal(t, map[string]string{"version": "v1.2.3", "revision": "abc123", "goversion": runtime.Version(), "backend": "redis"}, got)
 }
 
 // The figures move as commands run: counts by command and result, the histograms, the

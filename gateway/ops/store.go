@@ -35,10 +35,11 @@ var (
 	tubeJobsDesc       = desc("beangate_store_tube_jobs", "Jobs of a tube by state (at most --metrics-max-tubes tubes).", "tube", "state")
 	tubeTruncatedDesc  = desc("beangate_store_tube_jobs_truncated", "1 when more tubes exist than --metrics-max-tubes, so some have no beangate_store_tube_jobs series.")
 	storeScrapeDurDesc = desc("beangate_store_scrape_duration_seconds", "Time the last scrape took to read the store's figures.")
+	tubeReadyAgeDesc   = desc("beangate_store_tube_ready_age_seconds", "How long the job a reserve would take next from the tube (peek-ready) has been ready, 0 without ready jobs: the queue's latency, growing while no worker takes jobs (at most --metrics-max-tubes tubes).", "tube")
 )
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{storeUpDesc, storeJobsDesc, storeUrgentDesc, storePutDesc, storeTimeoutsDesc, storeTubesDesc, tubeJobsDesc, tubeTruncatedDesc, storeScrapeDurDesc} {
+	for _, d := range []*prometheus.Desc{storeUpDesc, storeJobsDesc, storeUrgentDesc, storePutDesc, storeTimeoutsDesc, storeTubesDesc, tubeJobsDesc, tubeTruncatedDesc, storeScrapeDurDesc, tubeReadyAgeDesc} {
 		ch <- d
 	}
 }
@@ -89,6 +90,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(tubeTruncatedDesc, truncated)
 	stats := c.tubeStats(ctx, names)
+	c.readyAges(ctx, ch, stats)
 	for _, state := range []struct {
 		name  string
 		value func(*backend.TubeStats) uint64
@@ -105,6 +107,39 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	up = 1
+}
+
+// readyAges exports each tube's ready age, if the store tells them: 0 for a tube without ready
+// jobs, none for a tube whose next job's ready time the store does not know, and none at all
+// when the store fails to answer (beangate_store_up stays about the counts).
+func (c *storeCollector) readyAges(ctx context.Context, ch chan<- prometheus.Metric, stats []*backend.TubeStats) {
+	a, ok := c.store.(backend.ReadyAger)
+	if !ok {
+		return
+	}
+	var names []string
+	for _, ts := range stats {
+		if ts != nil && ts.ReadyJobs > 0 {
+			names = append(names, ts.Name)
+		}
+	}
+	ages := map[string]time.Duration{}
+	if len(names) > 0 {
+		var err error
+		if ages, err = a.ReadyAges(ctx, names); err != nil {
+			return
+		}
+	}
+	for _, ts := range stats {
+		if ts == nil {
+			continue
+		}
+		age, known := ages[ts.Name]
+		if ts.ReadyJobs > 0 && !known {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(tubeReadyAgeDesc, prometheus.GaugeValue, age.Seconds(), ts.Name)
+	}
 }
 
 // tubeStats reads the stats of names, tubeWorkers at a time; a failed one is nil.
