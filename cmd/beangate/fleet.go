@@ -61,6 +61,7 @@ func (f *fleet) serveOps() (net.Addr, error) {
 	}
 	f.registry = prometheus.NewRegistry()
 	f.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		ops.NewBuildInfo(buildVersion(), buildRevision(), backendKind(f.cfg.Backend)),
 		ops.NewReadyCollector(f.readiness.Ready)) // from the start: 0 while the store is not open yet
 	var addr net.Addr
 	if f.cfg.HTTP != "" {

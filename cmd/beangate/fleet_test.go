@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,6 +63,8 @@ func TestOpsListenerServesHealthAndMetrics(t *testing.T) {
 		`beangate_commands_total{command="put",result="ok"} 1`,
 		`beangate_store_jobs{state="ready"} 1`,
 		"go_goroutines ", "process_resident_memory_bytes ", "beangate_ready 1",
+		`beangate_build_info{backend="memory",goversion="` + runtime.Version() + `",revision=`,
+		`beangate_commands_total{command="reserve",result="ok"} 0`, // at 0 before its first use
 	} {
 		require.Contains(t, body, want)
 	}

@@ -79,12 +79,16 @@ func TestServesEveryStoreBackend(t *testing.T) {
 			if jobs != nil {
 				require.Equal(t, 1, jobs(), "the job is not in the store the URL names")
 			}
+			// Every store tells how long the next job has been ready, for the queue-latency gauge.
+			_, metrics := s.httpGet(t, "/metrics")
+			require.Regexp(t, `\nbeangate_store_tube_ready_age_seconds\{tube="default"\} \d`, metrics)
 			require.Equal(t, "RESERVED "+id+" 5\r\n", c.roundTrip(t, "reserve-with-timeout 0\r\n"))
 			require.Equal(t, "hello\r\n", c.roundTrip(t, ""))
 			require.Equal(t, "DELETED\r\n", c.roundTrip(t, "delete "+id+"\r\n"))
 			// Every store tells how long the job waited ready, for the queueing-time histogram.
-			_, metrics := s.httpGet(t, "/metrics")
+			_, metrics = s.httpGet(t, "/metrics")
 			require.Contains(t, metrics, `beangate_job_ready_wait_seconds_count{tube="default"} 1`+"\n")
+			require.Contains(t, metrics, `beangate_store_tube_ready_age_seconds{tube="default"} 0`+"\n")
 			if jobs != nil {
 				require.Zero(t, jobs())
 			}

@@ -10,12 +10,40 @@ var version = ""
 const protocolVersion = "1.13"
 
 func versionLine() string {
-	v := version
-	if v == "" {
-		v = "(devel)"
-		if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-			v = info.Main.Version
+	return "beangate " + buildVersion() + " (beanstalkd " + protocolVersion + " protocol)"
+}
+
+// buildVersion is version, or the module's version from the build info.
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}
+
+// buildRevision is the VCS revision the binary was built from, "-dirty" appended when the tree
+// had changes; "" when the build did not record it (go run, go test).
+func buildRevision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
 		}
 	}
-	return "beangate " + v + " (beanstalkd " + protocolVersion + " protocol)"
+	if rev == "" {
+		return ""
+	}
+	return rev + dirty
 }
