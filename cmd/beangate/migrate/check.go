@@ -192,18 +192,22 @@ func (c *DestCheck) redis(ctx context.Context, to string, src Source) error {
 		}
 		server = m
 	}
-	info, err := server.Info(cctx, "server", "persistence", "memory").Result()
-	if err != nil {
-		return unreachableErr(fmt.Errorf("INFO: %w", err))
+	// A user limited to what a gateway needs (docs/redis.md) may not run INFO or CONFIG: the
+	// check then says what it could not see.
+	inf := map[string]string{}
+	if info, err := server.Info(cctx, "server", "persistence", "memory").Result(); err == nil {
+		inf = infoMap(info)
 	}
-	inf := infoMap(info)
-	version := inf["redis_version"]
-	var major int
-	fmt.Sscanf(version, "%d", &major)
-	if major < 7 {
-		return fmt.Errorf("redis %s: beangate needs Redis 7.0 or later (Redis Functions)", version)
+	if version := inf["redis_version"]; version != "" {
+		var major int
+		fmt.Sscanf(version, "%d", &major)
+		if major < 7 {
+			return fmt.Errorf("redis %s: beangate needs Redis 7.0 or later (Redis Functions)", version)
+		}
+		c.ok("reachable: Redis %s, namespace {%s}", version, prefix)
+	} else {
+		c.ok("reachable: Redis (version unknown: INFO refused), namespace {%s}", prefix)
 	}
-	c.ok("reachable: Redis %s, namespace {%s}", version, prefix)
 	c.redisSettings(cctx, server, inf)
 
 	o.Client, o.Logger = client, slog.New(slog.DiscardHandler)
@@ -234,7 +238,7 @@ func (c *DestCheck) redisSettings(ctx context.Context, server goredis.UniversalC
 	case "noeviction":
 		c.ok("maxmemory-policy noeviction: Redis refuses writes when full rather than dropping keys")
 	case "":
-		c.warn("maxmemory-policy unknown (CONFIG and INFO do not say): make sure it is noeviction, or Redis may drop jobs when full")
+		c.warn("maxmemory-policy unknown (CONFIG GET and INFO refused): make sure it is noeviction, or Redis may drop jobs when full")
 	default:
 		c.warn("maxmemory-policy is %s, not noeviction: when full, Redis evicts keys, which silently drops jobs (CONFIG SET maxmemory-policy noeviction)", p)
 	}
@@ -253,7 +257,7 @@ func (c *DestCheck) redisSettings(ctx context.Context, server goredis.UniversalC
 			c.warn("AOF off: a Redis restart loses the jobs put since the last RDB snapshot (save %q; CONFIG SET appendonly yes)", save)
 		}
 	default:
-		c.warn("persistence unknown (CONFIG and INFO do not say): make sure appendonly is yes")
+		c.warn("persistence unknown (CONFIG GET and INFO refused): make sure appendonly is yes")
 	}
 }
 
