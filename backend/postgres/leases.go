@@ -192,8 +192,6 @@ func (b *Backend) reapDeadProcesses(ctx context.Context) error {
 	own := b.leases.list()
 	err := b.run(ctx, "reap dead gateways", func(ctx context.Context) error {
 		back, expired, gateways, ended = handedJobs{}, nil, 0, 0
-		if len(confirmed) > 0 { // their expired reservations time out first
-		}
 		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 			var locked, sessions []string
 			if len(confirmed) > 0 {
