@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"testing"
 
 	"github.com/beanstalkd/go-beanstalk"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend/memory"
@@ -158,6 +160,8 @@ func TestMigrateDryRunFailsOnAnUnusableDestination(t *testing.T) {
 			exit: exitLocked, stdout: `FAILED: +.*locked`},
 		{name: "postgres schema not created yet", to: func(t *testing.T) string { u, _ := postgresStore(t); return u },
 			exit: exitOK, stdout: `ok: +schema cmdtest_\w+ does not exist yet: the run creates it`},
+		{name: "postgres role that may not create the schema", to: postgresRoleWithoutCreate,
+			exit: exitFailure, stdout: `FAILED: .*cmdtest_\w+ lacks CREATE on the database, which migrations need`},
 		{name: "binlog directory not created yet", to: func(t *testing.T) string { return "binlog:" + t.TempDir() + "/new" },
 			exit: exitOK, stdout: `ok: +\S+/new does not exist yet: the run creates it`},
 		{name: "beanstalk server", to: func(t *testing.T) string { return "beanstalk://" + gatewaytest.StartBeanstalkd(t, bin, 0) },
@@ -171,4 +175,29 @@ func TestMigrateDryRunFailsOnAnUnusableDestination(t *testing.T) {
 			require.Regexp(t, tt.stdout, stdout)
 		})
 	}
+}
+
+// postgresRoleWithoutCreate is a store URL for a fresh login role of its own, which has no
+// CREATE on the database (removed after the test).
+func postgresRoleWithoutCreate(t *testing.T) string {
+	t.Helper()
+	store, _ := postgresStore(t)
+	u, err := url.Parse(store)
+	require.NoError(t, err)
+	admin := *u
+	q := admin.Query()
+	q.Del("schema") // ours, not pgx's
+	admin.RawQuery = q.Encode()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, admin.String())
+	require.NoError(t, err)
+	role := randomName("cmdtest_")
+	_, err = conn.Exec(ctx, "CREATE ROLE "+pgx.Identifier{role}.Sanitize()+" LOGIN")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = conn.Exec(context.Background(), "DROP ROLE IF EXISTS "+pgx.Identifier{role}.Sanitize())
+		_ = conn.Close(context.Background())
+	})
+	u.User = url.User(role)
+	return u.String()
 }

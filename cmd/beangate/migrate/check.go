@@ -303,30 +303,43 @@ func (c *DestCheck) postgres(ctx context.Context, to string, src Source) error {
 	defer pool.Close()
 	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
+	// Migrations begin with CREATE SCHEMA IF NOT EXISTS, which PostgreSQL checks against the
+	// database's CREATE privilege even when the schema is there: a run (and a gateway) with
+	// migrations on needs it.
 	var version, user string
-	var schemaExists, migrated, canCreate bool
+	var schemaExists, migrated, canCreate, owner bool
 	err = pool.QueryRow(cctx, `SELECT current_setting('server_version'), current_user,
 		EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1),
 		to_regclass($2) IS NOT NULL,
-		CASE WHEN EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)
-			THEN has_schema_privilege($1, 'CREATE') ELSE has_database_privilege(current_database(), 'CREATE') END`,
-		o.Schema, pgx.Identifier{o.Schema, "schema_migrations"}.Sanitize()).Scan(&version, &user, &schemaExists, &migrated, &canCreate)
+		has_database_privilege(current_database(), 'CREATE'),
+		COALESCE((SELECT pg_has_role(current_user, relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass($3)), true)`,
+		o.Schema, pgx.Identifier{o.Schema, "schema_migrations"}.Sanitize(), pgx.Identifier{o.Schema, "jobs"}.Sanitize(),
+	).Scan(&version, &user, &schemaExists, &migrated, &canCreate, &owner)
 	if err != nil {
 		return unreachableErr(err)
 	}
 	c.ok("reachable: PostgreSQL %s as %s, schema %s", version, user, o.Schema)
+	noCreate := fmt.Errorf("%s lacks CREATE on the database, which migrations need (even for an existing schema): GRANT CREATE ON DATABASE to it, or run `beangate migrate-db` as a role that has it and add migrate=false to this URL (docs/postgresql.md)", user)
 	if !migrated {
 		what := "schema " + o.Schema + " does not exist yet"
 		if schemaExists {
 			what = "schema " + o.Schema + " has no beangate tables yet"
 		}
-		if canCreate {
-			c.ok("%s: the run creates it (its migrations, as a gateway's start does)", what)
-		} else {
-			c.warn("%s, and %s may not create it: run `beangate migrate-db` as its owner first, or grant CREATE (docs/postgresql.md)", what, user)
+		switch {
+		case o.SkipMigrate:
+			return fmt.Errorf("%s, and the URL says migrate=false: run `beangate migrate-db` first", what)
+		case !canCreate:
+			return fmt.Errorf("%s, and %w", what, noCreate)
 		}
+		c.ok("%s: the run creates it (its migrations, as a gateway's start does)", what)
 		c.Jobs = 0
 		return nil
+	}
+	if !o.SkipMigrate && !canCreate {
+		return noCreate
+	}
+	if !owner && o.VacuumInterval >= 0 {
+		c.warn("%s does not own the tables, so the gateways' own VACUUM of the queue tables is skipped: add vacuum_interval=-1s and let a tuned autovacuum do it, or connect as the owner (docs/postgresql.md)", user)
 	}
 	o.Pool, o.SkipMigrate, o.VacuumInterval, o.Logger = pool, true, -1, slog.New(slog.DiscardHandler)
 	b, err := beanpg.New(ctx, o)
