@@ -39,6 +39,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 	// that from a first round and need a second (see execReserves). A wake-up by a job made
 	// ready needs no promotion: that attempt costs one statement.
 	promote := false
+	var dueAt any // after a wait that ended at a due moment (real time only): that moment
 	for {
 		// Read before the attempt: a timeout that fired earlier is answered only after an
 		// attempt made at (fake) time past it found nothing, so that a job maturing before the
@@ -52,7 +53,13 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 			}
 		}
 		// One "now" per attempt: what the wait learns is consistent with what the attempt saw.
+		// An attempt woken at a due moment is made as of that moment, as beanstalkd serves a
+		// waiter when the first of its jobs comes due: a better job due a millisecond later
+		// (its timer a hair behind) is not yet a candidate.
 		now := b.now()
+		if dueAt != nil {
+			now = dueAt
+		}
 		job, info, err := b.tryReserve(ctx, p, now, promote)
 		if err != nil || job != nil {
 			gaveUp = err != nil
@@ -67,18 +74,28 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		if expired {
 			return nil, backend.ErrTimedOut
 		}
-		hinted, err := b.wait(ctx, w, info, timedOut)
+		woke, err := b.wait(ctx, w, info, timedOut)
 		if err != nil {
 			gaveUp = true
 			return nil, err
 		}
-		promote = !hinted
+		promote, dueAt = !woke.hinted, nil
+		if woke.due != nil && b.opts.Clock == nil {
+			dueAt = *woke.due
+		}
 	}
 }
 
-// wait blocks until a hint, the next due moment, the poll interval, the timeout or ctx. hinted:
-// it ended on a hint that a job was made ready.
-func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <-chan struct{}) (hinted bool, err error) {
+// wakeUp is why a wait ended: a hint that a job was made ready, or the due moment it waited for
+// (due), or else the poll, the timeout.
+type wakeUp struct {
+	hinted bool
+	due    *time.Time
+}
+
+// wait blocks until a hint, the next due moment, the poll interval, the timeout or ctx, and
+// says which.
+func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <-chan struct{}) (wakeUp, error) {
 	next := info.nextDue
 	if info.ownDeadline != nil {
 		soon := info.ownDeadline.Add(-backend.DeadlineSoonMargin)
@@ -103,14 +120,15 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 	defer poll.Stop()
 	select {
 	case <-w.ch:
-		return true, nil
+		return wakeUp{hinted: true}, nil
 	case <-dueCh:
+		return wakeUp{due: next}, nil
 	case <-timedOut: // the loop's next attempt sees it and answers TIMED_OUT
 	case <-poll.C:
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return wakeUp{}, ctx.Err()
 	}
-	return false, nil
+	return wakeUp{}, nil
 }
 
 // tryReserve reserves a job now if there is one, or says what to wait for. Concurrent attempts
