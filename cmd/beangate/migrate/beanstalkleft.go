@@ -20,6 +20,10 @@ const (
 	idSlack = 1000
 	// maxNamed is the most jobs a report or a waiting line names.
 	maxNamed = 20
+	// A waiting line names the held jobs from a smaller scan, made at most this often: the
+	// connection is the mover's, and the jobs it waits for come back on it.
+	waitScanBudget = 100_000
+	waitScanEvery  = 10 * time.Second
 )
 
 // OnWait sets what is told of the mover's waits.
@@ -31,8 +35,10 @@ func (s *beanstalkSource) say(what string) {
 	}
 }
 
-// sayWaiting tells what the coming wait is for: the jobs other clients hold (named by an id scan
-// each time their number changes), or, following, new jobs.
+// sayWaiting tells what the coming wait is for: the jobs other clients hold, or, following, new
+// jobs. Without --follow the held jobs are what the run waits for, so they are named (by an id
+// scan, when their number has changed and the last scan is waitScanEvery old); following, workers
+// on the old server hold jobs all the time, and a scan would only delay the move of new ones.
 func (s *beanstalkSource) sayWaiting() {
 	if s.onWait == nil {
 		return
@@ -41,23 +47,32 @@ func (s *beanstalkSource) sayWaiting() {
 		s.say("new jobs (--follow)")
 		return
 	}
-	if s.reserved != s.waitFor || s.waitMsg == "" {
-		s.waitFor = s.reserved
-		s.waitMsg = fmt.Sprintf("%s reserved at the source by other clients (moved once released)", plural(s.reserved, "job"))
-		held, _, err := s.scan(int(s.reserved), func(r JobRef) bool { return r.State == "reserved" && s.tubes.match(r.Tube) })
-		if err == nil && len(held) > 0 {
+	held := fmt.Sprintf("%s reserved at the source by other clients (moved once released)", plural(s.reserved, "job"))
+	if s.follow {
+		s.say(held)
+		return
+	}
+	if s.reserved != s.waitFor && time.Since(s.scannedAt) >= waitScanEvery {
+		s.waitFor, s.scannedAt = s.reserved, time.Now()
+		s.waitMsg = held
+		jobs, _, err := s.scan(int(s.reserved), waitScanBudget, func(r JobRef) bool { return r.State == "reserved" && s.tubes.match(r.Tube) })
+		if err == nil && len(jobs) > 0 {
 			// Named by id and tube only: the line is repeated while the wait lasts, and a TTR
 			// left would be stale in it.
 			var ids []string
-			for i, j := range held {
+			for i, j := range jobs {
 				if i == 5 {
-					ids = append(ids, fmt.Sprintf("and %d more", len(held)-5))
+					ids = append(ids, fmt.Sprintf("and %d more", len(jobs)-5))
 					break
 				}
 				ids = append(ids, fmt.Sprintf("id %d in %s", j.ID, j.Tube))
 			}
 			s.waitMsg += ": " + strings.Join(ids, ", ")
 		}
+	}
+	if s.reserved != s.waitFor {
+		s.say(held) // the count changed since the jobs were named
+		return
 	}
 	s.say(s.waitMsg)
 }
@@ -144,8 +159,8 @@ func (s *beanstalkSource) Lookup(_ context.Context, ids []uint64) ([]JobRef, err
 }
 
 // scan looks for want jobs that keep accepts, from the highest id the server may have handed
-// out down, within scanBudget ids. It returns them, highest id first, and the range searched.
-func (s *beanstalkSource) scan(want int, keep func(JobRef) bool) ([]JobRef, [2]uint64, error) {
+// out down, within budget ids. It returns them, highest id first, and the range searched.
+func (s *beanstalkSource) scan(want int, budget uint64, keep func(JobRef) bool) ([]JobRef, [2]uint64, error) {
 	m, err := s.serverStats()
 	if err != nil {
 		return nil, [2]uint64{}, err
@@ -153,7 +168,7 @@ func (s *beanstalkSource) scan(want int, keep func(JobRef) bool) ([]JobRef, [2]u
 	top := max(num(m, "total-jobs"), s.maxID) + idSlack
 	var out []JobRef
 	hi, lo := top, top+1
-	for hi > 0 && len(out) < want && top-hi < scanBudget {
+	for hi > 0 && len(out) < want && top-hi < budget {
 		n := min(hi, scanChunk)
 		ids := make([]uint64, 0, n)
 		for id := hi; id > hi-n; id-- {
@@ -196,7 +211,7 @@ func (s *beanstalkSource) Left(_ context.Context, stopped bool) (*Leftovers, err
 	if lo.Count == 0 {
 		return lo, nil
 	}
-	jobs, scanned, err := s.scan(lo.Count, func(r JobRef) bool { return s.tubes.match(r.Tube) })
+	jobs, scanned, err := s.scan(lo.Count, scanBudget, func(r JobRef) bool { return s.tubes.match(r.Tube) })
 	lo.Scanned = scanned
 	for i := range jobs {
 		jobs[i].Why = s.why(jobs[i], stopped, paused[jobs[i].Tube])

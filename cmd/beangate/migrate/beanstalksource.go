@@ -38,11 +38,12 @@ type beanstalkSource struct {
 	noReserveJob bool // the server is older than 1.12
 	notes        []string
 
-	maxID   uint64 // the highest job id seen, for the id scans' ceiling
-	version string
-	onWait  func(string)
-	waitFor uint64 // the reserved count the waiting description was made for
-	waitMsg string
+	maxID     uint64 // the highest job id seen, for the id scans' ceiling
+	version   string
+	onWait    func(string)
+	waitFor   uint64 // the reserved count the waiting description was made for
+	waitMsg   string
+	scannedAt time.Time
 }
 
 type task struct {

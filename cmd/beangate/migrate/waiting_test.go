@@ -36,58 +36,82 @@ func (s *syncBuffer) String() string {
 }
 
 // While a worker holds a job the mover waits for it; progress lines keep coming on time
-// meanwhile and say what it waits for, naming the job.
+// meanwhile and say what it waits for, naming the job (following, where workers on the old
+// server hold jobs all the time, only counting them: a scan would delay new jobs).
 func TestProgressLinesComeWhileWaitingForHeldJobs(t *testing.T) {
 	const interval, hold = 100 * time.Millisecond, 2 * time.Second
-	addr := gatewaytest.StartBeanstalkd(t, gatewaytest.DebianBeanstalkd(t), 0)
-	c := testConn(t, addr)
-	put(t, c, "held", 0, 0, 60, "first")
-	held := put(t, c, "held", 5, 0, 60, "held")
-	w := testConn(t, addr)
-	must(t, w, "WATCHING", "watch held")
-	must(t, w, "RESERVED", "reserve-job %d", held)
-	time.AfterFunc(hold, func() {
-		w.send("release %d 5 0", held)
-		_ = w.flush()
-	})
-
-	var logs syncBuffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	src, err := OpenSource(context.Background(), "beanstalk://"+addr, "", false, log)
-	require.NoError(t, err)
-	defer src.Close()
-	dst, err := NewStoreDest(memory.New(memory.Options{}))
-	require.NoError(t, err)
-	start := time.Now()
-	rep, err := Run(context.Background(), src, dst, Options{Log: log, Progress: NewLines(log, 2, interval)})
-	require.NoError(t, err)
-	require.Equal(t, uint64(2), rep.Moved)
-	require.GreaterOrEqual(t, time.Since(start), hold, "the run waited for the held job")
-
-	var waiting int
-	var last time.Time
-	var gaps []time.Duration
-	re := regexp.MustCompile(`^time=(\S+) .*msg="migrate: progress"`)
-	for _, l := range strings.Split(logs.String(), "\n") {
-		m := re.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		at, err := time.Parse(time.RFC3339Nano, m[1])
-		require.NoError(t, err)
-		if !last.IsZero() {
-			gaps = append(gaps, at.Sub(last))
-		}
-		last = at
-		if strings.Contains(l, "waiting_for=") {
-			require.Contains(t, l, fmt.Sprintf(`waiting_for="1 job reserved at the source by other clients (moved once released): id %d in held"`, held))
-			waiting++
-		}
+	bin := gatewaytest.DebianBeanstalkd(t)
+	tests := []struct {
+		name    string
+		follow  bool
+		waiting string // what the lines during the wait say; %d is the held job's id
+	}{
+		{name: "until every job has moved", waiting: `waiting_for="1 job reserved at the source by other clients (moved once released): id %d in held"`},
+		{name: "following", follow: true, waiting: `waiting_for="1 job reserved at the source by other clients (moved once released)"`},
 	}
-	// About hold/interval lines; a loaded machine may delay some, but never go silent.
-	require.GreaterOrEqual(t, waiting, int(hold/interval)/3, logs.String())
-	for _, g := range gaps {
-		require.Less(t, g, 10*interval, "a gap between progress lines:\n%s", logs.String())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			addr := gatewaytest.StartBeanstalkd(t, bin, 0)
+			c := testConn(t, addr)
+			put(t, c, "held", 0, 0, 60, "first")
+			held := put(t, c, "held", 5, 0, 60, "held")
+			w := testConn(t, addr)
+			must(t, w, "WATCHING", "watch held")
+			must(t, w, "RESERVED", "reserve-job %d", held)
+			time.AfterFunc(hold, func() {
+				w.send("release %d 5 0", held)
+				_ = w.flush()
+			})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.follow {
+				time.AfterFunc(hold+time.Second, cancel)
+			}
+
+			var logs syncBuffer
+			log := slog.New(slog.NewTextHandler(&logs, nil))
+			src, err := OpenSource(ctx, "beanstalk://"+addr, "", tt.follow, log)
+			require.NoError(t, err)
+			defer src.Close()
+			dst, err := NewStoreDest(memory.New(memory.Options{}))
+			require.NoError(t, err)
+			start := time.Now()
+			rep, err := Run(ctx, src, dst, Options{Log: log, Progress: NewLines(log, 2, interval)})
+			require.NoError(t, err)
+			require.Equal(t, uint64(2), rep.Moved)
+			require.GreaterOrEqual(t, time.Since(start), hold, "the run waited for the held job")
+
+			want := tt.waiting
+			if strings.Contains(want, "%d") {
+				want = fmt.Sprintf(want, held)
+			}
+			var waiting int
+			var last time.Time
+			var gaps []time.Duration
+			re := regexp.MustCompile(`^time=(\S+) .*msg="migrate: progress"`)
+			for _, l := range strings.Split(logs.String(), "\n") {
+				m := re.FindStringSubmatch(l)
+				if m == nil {
+					continue
+				}
+				at, err := time.Parse(time.RFC3339Nano, m[1])
+				require.NoError(t, err)
+				if !last.IsZero() {
+					gaps = append(gaps, at.Sub(last))
+				}
+				last = at
+				if strings.Contains(l, "reserved at the source") {
+					require.Contains(t, l, want)
+					waiting++
+				}
+			}
+			// About hold/interval lines; a loaded machine may delay some, but never go silent.
+			require.GreaterOrEqual(t, waiting, int(hold/interval)/3, logs.String())
+			for _, g := range gaps {
+				require.Less(t, g, 10*interval, "a gap between progress lines:\n%s", logs.String())
+			}
+		})
 	}
 }
 
