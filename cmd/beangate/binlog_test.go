@@ -78,6 +78,7 @@ func TestBinlogDirectoryLockIsBeanstalkds(t *testing.T) {
 	})
 }
 
+// freePort is a local TCP port where nothing listens now (a connection is refused).
 func freePort(t *testing.T) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -18,16 +18,6 @@ import (
 	"github.com/beangate/beangate/backend/postgres/pgtest"
 )
 
-// closedPort is a local TCP port where nothing listens (connections are refused).
-func closedPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
-	return port
-}
-
 // opsAddr waits for the ops listener of a server launched with --http.
 func (s *runningServer) waitOps(t *testing.T) {
 	t.Helper()
@@ -131,9 +121,9 @@ func TestStopWhileWaitingForTheStore(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			url := fmt.Sprintf("redis://127.0.0.1:%d/0", closedPort(t))
+			url := fmt.Sprintf("redis://127.0.0.1:%d/0", freePort(t))
 			if tt.scheme == "postgres" {
-				url = fmt.Sprintf("postgres://u:s3cret@127.0.0.1:%d/db?sslmode=disable", closedPort(t))
+				url = fmt.Sprintf("postgres://u:s3cret@127.0.0.1:%d/db?sslmode=disable", freePort(t))
 			}
 			s := launchServer(t, append([]string{"-p", "0", "--http", "127.0.0.1:0", "--backend", url}, tt.args...)...)
 			s.waitOps(t)
@@ -172,7 +162,7 @@ func TestFailsAtOnceWhenTryingAgainCannotHelp(t *testing.T) {
 			return strings.Replace(url, "postgres://postgres@", "postgres://no_such_role:s3cret@", 1)
 		}},
 		{"Redis, bad URL option", func(t *testing.T) string {
-			return fmt.Sprintf("redis://127.0.0.1:%d/0?timeout=soon", closedPort(t))
+			return fmt.Sprintf("redis://127.0.0.1:%d/0?timeout=soon", freePort(t))
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

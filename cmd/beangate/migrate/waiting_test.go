@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,24 +15,6 @@ import (
 	"github.com/beangate/beangate/backend/memory"
 	"github.com/beangate/beangate/gateway/gatewaytest"
 )
-
-// syncBuffer is a log sink the progress ticker and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // While a worker holds a job the mover waits for it; progress lines keep coming on time
 // meanwhile and say what it waits for, naming the job (following, where workers on the old
@@ -69,7 +50,7 @@ func TestProgressLinesComeWhileWaitingForHeldJobs(t *testing.T) {
 				time.AfterFunc(hold+time.Second, cancel)
 			}
 
-			var logs syncBuffer
+			var logs gatewaytest.SyncBuffer
 			log := slog.New(slog.NewTextHandler(&logs, nil))
 			src, err := OpenSource(ctx, "beanstalk://"+addr, "", tt.follow, log)
 			require.NoError(t, err)
