@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -181,14 +182,16 @@ func (c *Console) readAction(w http.ResponseWriter, r *http.Request) (Action, bo
 	return a, true
 }
 
-// act runs an action's store calls and answers its Result.
+// act runs an action's store calls and answers its Result; every outcome is logged.
 func (c *Console) act(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, b backend.Backend, a Action) (Result, error)) {
 	a, ok := c.readAction(w, r)
 	if !ok {
+		c.logAction(r, nil, "refused", "bad request body")
 		return
 	}
 	b, ctx, cancel, ok := c.store(w, r)
 	if !ok {
+		c.logAction(r, &a, "failed", "the store is not open yet")
 		return
 	}
 	defer cancel()
@@ -196,14 +199,54 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request, do func(ctx contex
 	if err != nil {
 		var bad badRequest
 		if errors.As(err, &bad) {
+			c.logAction(r, &a, "refused", string(bad))
 			writeError(w, http.StatusBadRequest, string(bad))
 			return
 		}
+		c.logAction(r, &a, "failed", err.Error(), "n", res.N)
 		fail(w, err)
 		return
 	}
-	c.opts.Log.Info("console action", "path", r.URL.Path, "tube", a.Tube, "to", a.To, "id", a.ID, "n", res.N)
+	attrs := []any{"n", res.N}
+	if res.ID != 0 {
+		attrs = append(attrs, "new_id", res.ID)
+	}
+	c.logAction(r, &a, "done", "", attrs...)
 	writeJSON(w, res)
+}
+
+// logAction records one action at Info: who (the Basic Auth user, "token" or "anonymous"; never
+// a password or token), from where (the peer's address; an X-Forwarded-For header is logged as
+// forwarded_for exactly as received: any client can set it, so it is a hint, not an identity),
+// the action and its target. Never a body: a put logs its size.
+func (c *Console) logAction(r *http.Request, a *Action, outcome, why string, extra ...any) {
+	attrs := []any{"action", strings.TrimPrefix(r.URL.Path, "/api/"), "outcome", outcome,
+		"who", whoOf(r), "from", r.RemoteAddr}
+	if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+		attrs = append(attrs, "forwarded_for", xff)
+	}
+	if a != nil {
+		for _, f := range []struct {
+			key string
+			val any
+			set bool
+		}{
+			{"tube", a.Tube, a.Tube != ""}, {"to", a.To, a.To != ""}, {"state", a.State, a.State != ""},
+			{"id", a.ID, a.ID != 0}, {"bound", a.Bound, a.Bound != 0},
+			{"seconds", a.Seconds, strings.HasSuffix(r.URL.Path, "/pause")},
+			{"pri", a.Pri, strings.HasSuffix(r.URL.Path, "/put")}, {"delay", a.Delay, a.Delay != 0},
+			{"ttr", a.TTR, a.TTR != 0}, {"body_bytes", len(a.Body), strings.HasSuffix(r.URL.Path, "/put")},
+		} {
+			if f.set {
+				attrs = append(attrs, f.key, f.val)
+			}
+		}
+	}
+	attrs = append(attrs, extra...)
+	if why != "" {
+		attrs = append(attrs, "err", why)
+	}
+	c.opts.Log.Info("console action", attrs...)
 }
 
 type badRequest string

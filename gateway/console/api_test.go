@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/beangate/beangate/gateway/console"
+	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
 // basicAuth is a console Auth with user admin and password s3cret (bcrypt at its least cost:
@@ -39,6 +41,23 @@ func (w *world) call(method, path, authorization, csrf, body string) (int, strin
 		req.Header.Set("Origin", w.url)
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return w.do(req)
+}
+
+// callWith sends method path with exactly the given headers (Origin is the console's own).
+func (w *world) callWith(method, path string, headers map[string]string, body string) (int, string) {
+	w.t.Helper()
+	req, err := http.NewRequest(method, w.url+path, strings.NewReader(body))
+	require.NoError(w.t, err)
+	req.Header.Set("Origin", w.url)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return w.do(req)
+}
+
+func (w *world) do(req *http.Request) (int, string) {
+	w.t.Helper()
 	client := http.Client{Timeout: 10 * time.Second}
 	res, err := client.Do(req)
 	require.NoError(w.t, err)
@@ -136,4 +155,60 @@ func TestReadsStayOpenWithoutAuthentication(t *testing.T) {
 	require.True(t, info.ReadOnly)
 	require.Contains(t, info.ReadOnlyReason, "no authentication is configured")
 	require.Empty(t, info.CSRF)
+}
+
+// Every action is logged with who made it (the Basic Auth user, or "token"), from where and what
+// it targeted, whatever its outcome; never a password, a token or a job's body.
+func TestActionsAreLogged(t *testing.T) {
+	t.Parallel()
+	basic, basicHeader := basicAuth(t)
+	basic.Token = func(tok []byte) bool { return string(tok) == "tok-secret" }
+	tests := []struct {
+		name          string
+		authorization string
+		path, body    string
+		want          []string // in the action's log line
+	}{
+		{"PutByUser", basicHeader, "/api/put", `{"tube":"audit","body":"BODY-SECRET","pri":7}`,
+			[]string{"action=put", "outcome=done", "who=admin", "tube=audit", "pri=7", "body_bytes=11", "new_id="}},
+		{"DeleteByToken", "Bearer tok-secret", "/api/delete", `{"id":%d}`,
+			[]string{"action=delete", "outcome=done", "who=token", "id=", "n=1"}},
+		{"FlushByTokenAsPassword", "Basic YW55OnRvay1zZWNyZXQ=", "/api/flush", `{"tube":"audit","state":"ready"}`, // any:tok-secret
+			[]string{"action=flush", "outcome=done", "who=token", "tube=audit", "state=ready", "n="}},
+		{"MoveRefused", basicHeader, "/api/move", `{"tube":"audit","to":"bad name!"}`,
+			[]string{"action=move", "outcome=refused", "who=admin", "tube=audit", `to="bad name!"`, "err="}},
+		{"DeleteMissing", basicHeader, "/api/delete", `{"id":999999}`,
+			[]string{"action=delete", "outcome=failed", "who=admin", "id=999999", "err="}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var logs gatewaytest.SyncBuffer
+			w := startWorld(t, console.Options{Backend: "memory", Auth: basic, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+			ids := w.put("audit", 1, func(int) string { return "BODY-SECRET" })
+			_, body := w.call(http.MethodGet, "/api/info", tt.authorization, "", "")
+			var info console.Info
+			require.NoError(t, json.Unmarshal([]byte(body), &info))
+			actionBody := tt.body
+			if strings.Contains(actionBody, "%d") {
+				actionBody = fmt.Sprintf(actionBody, ids[0])
+			}
+			w.callWith(http.MethodPost, tt.path, map[string]string{
+				"Authorization": tt.authorization, "X-CSRF-Token": info.CSRF, "X-Forwarded-For": "203.0.113.9"}, actionBody)
+
+			var line string
+			for l := range strings.Lines(logs.String()) {
+				if strings.Contains(l, `msg="console action"`) {
+					line = l
+				}
+			}
+			require.NotEmpty(t, line, "no action logged in:\n%s", logs.String())
+			for _, want := range append(tt.want, "from=127.0.0.1:", "forwarded_for=203.0.113.9") {
+				require.Contains(t, line, want)
+			}
+			for _, secret := range []string{"s3cret", "tok-secret", "BODY-SECRET"} {
+				require.NotContains(t, logs.String(), secret)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/subtle"
@@ -27,24 +28,35 @@ type Auth struct {
 // actions are allowed.
 func (a Auth) Required() bool { return a.PasswordHash != "" || a.Token != nil }
 
-// allows checks a request's credentials. bcrypt is slow on purpose (tens of ms): the page's
-// one-second polling pays it once per request, which is acceptable on an operator's console.
-func (a Auth) allows(r *http.Request) bool {
+// allows checks a request's credentials and names who they are for the log: the Basic Auth
+// user, "token" for a token (never the token itself), "anonymous" without authentication. bcrypt
+// is slow on purpose (tens of ms): the page's one-second polling pays it once per request, which
+// is acceptable on an operator's console.
+func (a Auth) allows(r *http.Request) (who string, ok bool) {
 	if !a.Required() {
-		return true
+		return "anonymous", true
 	}
 	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		return a.Token != nil && a.Token([]byte(strings.TrimPrefix(h, "Bearer ")))
+		return "token", a.Token != nil && a.Token([]byte(strings.TrimPrefix(h, "Bearer ")))
 	}
 	user, pass, ok := r.BasicAuth()
 	if !ok {
-		return false
+		return "", false
 	}
 	if a.PasswordHash != "" && subtle.ConstantTimeCompare([]byte(user), []byte(a.User)) == 1 &&
 		bcrypt.CompareHashAndPassword([]byte(a.PasswordHash), []byte(pass)) == nil {
-		return true
+		return a.User, true
 	}
-	return a.Token != nil && a.Token([]byte(pass))
+	return "token", a.Token != nil && a.Token([]byte(pass))
+}
+
+// whoKey carries who passed the guard to the handlers, for the action log.
+type whoKey struct{}
+
+// whoOf is who passed the guard for r.
+func whoOf(r *http.Request) string {
+	who, _ := r.Context().Value(whoKey{}).(string)
+	return who
 }
 
 // guard serves nothing, not even the page's files, to a request without valid credentials.
@@ -54,12 +66,13 @@ func (c *Console) guard(next http.Handler) http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
-		if !c.opts.Auth.allows(r) {
+		who, ok := c.opts.Auth.allows(r)
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Basic realm="beangate console", charset="UTF-8"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), whoKey{}, who)))
 	})
 }
 
@@ -91,10 +104,12 @@ func (c *Console) actionsOff() string {
 func (c *Console) action(next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if why := c.actionsOff(); why != "" {
+			c.logAction(r, nil, "refused", "actions are off")
 			writeError(w, http.StatusForbidden, "actions are off: "+why)
 			return
 		}
 		if !hmac.Equal([]byte(r.Header.Get(csrfHeader)), []byte(c.csrf)) || !sameOrigin(r) {
+			c.logAction(r, nil, "refused", "missing or wrong CSRF token")
 			writeError(w, http.StatusForbidden, "missing or wrong CSRF token")
 			return
 		}
