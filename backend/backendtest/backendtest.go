@@ -57,6 +57,7 @@ func groups() []group {
 		{"TubeLifecycle", tubeLifecycleCases, false},
 		{"Concurrency", concurrencyCases, false},
 		{"Listing", listingCases, false},
+		{"Holder", holderCases, false},
 		{"Bulk", bulkCases, false},
 		{"Import", importCases, false},
 		{"RealTime", realTimeCases, true},

@@ -1,0 +1,31 @@
+package redis
+
+import (
+	"context"
+
+	"github.com/beangate/beangate/backend"
+)
+
+var _ backend.HolderTeller = (*Backend)(nil)
+
+// JobHolder implements backend.HolderTeller from the job hash: its state ("s") and owner ("o").
+// One read, no script, and no time applied: the deadline is in Redis's clock, not this host's,
+// so a reservation past its deadline that no call has returned yet still names its holder
+// (read JobStats first, which applies time, as the console does).
+func (b *Backend) JobHolder(ctx context.Context, id uint64) (backend.SessionID, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
+	defer cancel()
+	f, err := b.client.HMGet(ctx, b.base+":j:"+padID(id), "s", "o").Result()
+	if err != nil {
+		return "", interpretError(err)
+	}
+	state, _ := f[0].(string)
+	if state == "" {
+		return "", backend.ErrNotFound
+	}
+	owner, _ := f[1].(string)
+	if state != "reserved" || owner == "" {
+		return "", nil
+	}
+	return backend.SessionID(owner), nil
+}
