@@ -61,7 +61,8 @@ func (c *Console) store(w http.ResponseWriter, r *http.Request) (backend.Backend
 func (c *Console) getInfo(w http.ResponseWriter, _ *http.Request) {
 	_, lists := c.backend().(backend.JobLister)
 	_, bulk := c.backend().(backend.BulkEditor)
-	info := Info{Backend: c.opts.Backend, ReadOnlyReason: c.actionsOff(), Listing: lists && bulk}
+	info := Info{Backend: c.opts.Backend, Namespace: c.opts.Namespace, Store: c.opts.Store, Gateway: c.opts.Gateway,
+		Version: c.opts.Version, ReadOnlyReason: c.actionsOff(), Listing: lists && bulk}
 	info.ReadOnly = info.ReadOnlyReason != ""
 	if !info.ReadOnly {
 		info.CSRF = c.csrf // without actions the token serves nothing: not handed out
@@ -158,7 +159,15 @@ func (c *Console) getJob(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, jobOf(st, len(j.Body), j.Body))
+	job := jobOf(st, len(j.Body), j.Body)
+	if ht, ok := b.(backend.HolderTeller); ok && st.State == backend.Reserved {
+		// Best effort: the job page is worth showing without its holder.
+		if s, err := ht.JobHolder(ctx, id); err == nil && s != "" {
+			job.Holder, job.HolderGateway = string(s), s.Process()
+			job.HolderHere = c.opts.Gateway != "" && job.HolderGateway == c.opts.Gateway
+		}
+	}
+	writeJSON(w, job)
 }
 
 func (c *Console) getHistory(w http.ResponseWriter, r *http.Request) {

@@ -212,3 +212,50 @@ func TestActionsAreLogged(t *testing.T) {
 		})
 	}
 }
+
+// A reserved job's page names the session holding it and its gateway; other states name none.
+func TestJobNamesItsHolder(t *testing.T) {
+	t.Parallel()
+	w := startWorld(t, console.Options{Backend: "memory"})
+	ids := w.put("held", 2, func(int) string { return "x" })
+	c := w.conn()
+	id, _, err := beanstalk.NewTubeSet(c, "held").Reserve(time.Second)
+	require.NoError(t, err)
+	require.Equal(t, ids[0], id)
+	tests := []struct {
+		name        string
+		id          uint64
+		wantGateway string
+		wantHere    bool
+	}{
+		{"Reserved", ids[0], w.gateway, true},
+		{"Ready", ids[1], "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := w.call(http.MethodGet, fmt.Sprintf("/api/job?id=%d", tt.id), "", "", "")
+			require.Equal(t, http.StatusOK, status, body)
+			var j console.Job
+			require.NoError(t, json.Unmarshal([]byte(body), &j))
+			require.Equal(t, tt.wantGateway, j.HolderGateway)
+			require.Equal(t, tt.wantHere, j.HolderHere)
+			if tt.wantGateway == "" {
+				require.Empty(t, j.Holder)
+				return
+			}
+			require.True(t, strings.HasPrefix(j.Holder, w.gateway+"."), "session %q of gateway %q", j.Holder, w.gateway)
+		})
+	}
+}
+
+// /api/info names what the page's header shows: the store, its namespace, the gateway, the version.
+func TestInfoNamesStoreGatewayAndVersion(t *testing.T) {
+	t.Parallel()
+	w := startWorld(t, console.Options{Backend: "redis", Namespace: "prefix jobs", Store: "redis://cache:6379/0",
+		Gateway: "0123abcd", Version: "v1.2.3"})
+	_, body := w.call(http.MethodGet, "/api/info", "", "", "")
+	var info console.Info
+	require.NoError(t, json.Unmarshal([]byte(body), &info))
+	require.Equal(t, console.Info{Backend: "redis", Namespace: "prefix jobs", Store: "redis://cache:6379/0", Gateway: "0123abcd",
+		Version: "v1.2.3", ReadOnly: true, ReadOnlyReason: info.ReadOnlyReason, Listing: true}, info)
+}

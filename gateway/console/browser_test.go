@@ -32,13 +32,19 @@ type world struct {
 	t    *testing.T
 	addr string // beanstalk protocol
 	url  string // console
+	// gateway is the process id its connections' session ids start with.
+	gateway string
 }
 
 func startWorld(t *testing.T, opts console.Options) *world {
 	t.Helper()
 	store := memory.New(memory.Options{})
 	t.Cleanup(func() { _ = store.Close() })
-	addr, srv := gatewaytest.StartServer(t, store, gateway.Config{Sessions: backend.NewSessionIDs()})
+	sessions := backend.NewSessionIDs()
+	addr, srv := gatewaytest.StartServer(t, store, gateway.Config{Sessions: sessions})
+	if opts.Gateway == "" {
+		opts.Gateway = sessions.Process()
+	}
 	c := console.New(opts)
 	c.Open(store, srv.TubeWaiting)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -48,7 +54,7 @@ func startWorld(t *testing.T, opts console.Options) *world {
 	c.Register(mux)
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	return &world{t: t, addr: addr, url: hs.URL}
+	return &world{t: t, addr: addr, url: hs.URL, gateway: opts.Gateway}
 }
 
 // conn is a beanstalk client over TCP, through which every effect is checked.
@@ -350,6 +356,91 @@ func TestConsoleInChromium(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, http.StatusForbidden, status)
 				require.Equal(t, "2", w.tubeStat("ro", "current-jobs-ready"))
+			})
+		}
+	})
+
+	t.Run("HeaderNamesStoreGatewayAndVersion", func(t *testing.T) {
+		w := startWorld(t, console.Options{Backend: "redis", Namespace: "prefix jobs", Store: "redis://cache:6379/0",
+			Gateway: "0123abcd", Version: "v1.2.3"})
+		ctx := tab(t, b, nil)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"),
+			cellIs("#store", "redis · prefix jobs"), cellIs("#gateway", "gateway 0123abcd"), cellIs("#version", "beangate v1.2.3"),
+			until(`document.querySelector('#store').title === "redis://cache:6379/0"`)))
+	})
+
+	// The header's field opens a job by id, from any page; an id with no job says so on the page.
+	t.Run("FindJobByID", func(t *testing.T) {
+		w := startWorld(t, console.Options{Backend: "memory"})
+		ids := w.put("find", 3, func(i int) string { return fmt.Sprint("job ", i) })
+		tests := []struct {
+			name, id, want string // want: the job page's id cell, or the notice
+		}{
+			{"Exists", fmt.Sprint(ids[1]), fmt.Sprint(ids[1])},
+			{"Missing", "999999", "No job 999999: it was deleted, or never existed."},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				ctx := tab(t, b, nil)
+				selector := "#job-stats .id"
+				if tt.name == "Missing" {
+					selector = "#job-missing"
+				}
+				require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/find"), cellIs("#tube-name", "find"),
+					chromedp.SetValue("#find-id", tt.id), chromedp.Click("#find button"),
+					cellIs(selector, tt.want)))
+			})
+		}
+	})
+
+	// A reserved job's page: its age as the list shows it (the exact seconds in a tooltip) and
+	// the connection and gateway holding it.
+	t.Run("JobPageShowsAgeAndHolder", func(t *testing.T) {
+		w := startWorld(t, console.Options{Backend: "memory"})
+		ids := w.put("held", 1, func(int) string { return "x" })
+		c := w.conn()
+		id, _, err := beanstalk.NewTubeSet(c, "held").Reserve(time.Second)
+		require.NoError(t, err)
+		require.Equal(t, ids[0], id)
+		ctx := tab(t, b, nil)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/ui/#/job/%d", w.url, id)),
+			cellIs("#job-stats .state", "reserved"),
+			until(`/^\d+(\.\d)?[smh]$/.test(document.querySelector('#job-stats .age').textContent)`),
+			until(`/^\d+(\.\d+)? s$/.test(document.querySelector('#job-stats .age').title)`),
+			until(`/^\d+(\.\d)?[smh]$/.test(document.querySelector('#job-stats .ttr').textContent)`),
+			until(fmt.Sprintf(`document.querySelector('#job-stats .holder').textContent.startsWith('connection %s.') &&
+				document.querySelector('#job-stats .holder').textContent.endsWith(' on gateway %s (this gateway)')`, w.gateway, w.gateway))))
+	})
+
+	// Charts have a value axis and a time axis in clock time; one without samples says so
+	// instead of inventing a scale.
+	t.Run("ChartsHaveAxesAndSayNoDataYet", func(t *testing.T) {
+		w := startWorld(t, console.Options{Backend: "memory"})
+		w.put("charted", 1, func(int) string { return "x" })
+		ctx := tab(t, b, nil)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/charted"), cellIs("#tube-name", "charted")))
+		tests := []struct {
+			name   string
+			values string
+			want   string // title, y-top, x-start, x-end, whether "no data yet" shows
+		}{
+			{"Empty", "[]", "ready · no data yet||||true"},
+			{"OneSample", "[3]", "ready · no data yet||||true"},
+			{"ThreeSeconds", "[0, 2, 4]", "ready · now 4 · max 4 · last 3s|4|10:00:00|10:00:02|false"},
+			{"AllZero", "[0, 0]", "ready · now 0 · max 0 · last 2s|0|10:00:01|10:00:02|false"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				got, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(() => {
+					const n = chartNode('ready');
+					document.body.append(n);
+					updateChart(n, 'ready', %s, new Date(2026, 0, 1, 10, 0, 2));
+					const q = s => n.querySelector(s).textContent;
+					const out = [q('.title'), q('.y-top'), q('.x-start'), q('.x-end'), getComputedStyle(n.querySelector('.empty')).display !== 'none'].join('|');
+					n.remove();
+					return out; })()`, tt.values)))
+				require.NoError(t, err)
+				require.Equal(t, tt.want, got)
 			})
 		}
 	})

@@ -23,6 +23,14 @@ type Options struct {
 	Auth Auth
 	// Backend names the store's kind for the page ("memory", "redis", "postgres").
 	Backend string
+	// Namespace is where in the store this gateway's jobs are ("prefix beangate", "schema
+	// beangate", "binlog /var/lib/beangate"); Store is where the store is, without credentials
+	// ("redis://cache:6379/0"). Both only shown.
+	Namespace, Store string
+	// Gateway is this process's id, the first part of each of its connections' session ids.
+	Gateway string
+	// Version is beangate's version, shown in the page's header.
+	Version string
 	// MaxJobSize bounds a put's body, as -z does for the protocol.
 	MaxJobSize int
 	// CallTimeout bounds each store call of a request.

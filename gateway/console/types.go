@@ -11,7 +11,11 @@ import (
 
 // Info is GET /api/info: what the page needs to start.
 type Info struct {
-	Backend string `json:"backend"`
+	Backend   string `json:"backend"`
+	Namespace string `json:"namespace,omitempty"`
+	Store     string `json:"store,omitempty"`
+	Gateway   string `json:"gateway,omitempty"`
+	Version   string `json:"version,omitempty"`
 	// ReadOnly tells that every action is refused: --console-read-only, or no authentication
 	// configured. ReadOnlyReason says which, for the page to show.
 	ReadOnly       bool   `json:"read_only"`
@@ -74,6 +78,12 @@ type Job struct {
 	Kicks    uint32  `json:"kicks"`
 	BodySize int     `json:"body_size"`
 	Body     []byte  `json:"body"` // base64 in JSON
+	// Holder is the session holding a reserved job (job page only, when the store tells:
+	// backend.HolderTeller); HolderGateway is its gateway process, HolderHere whether that is
+	// this gateway.
+	Holder        string `json:"holder,omitempty"`
+	HolderGateway string `json:"holder_gateway,omitempty"`
+	HolderHere    bool   `json:"holder_here,omitempty"`
 }
 
 // Page is GET /api/jobs: one page of a tube's jobs in a state, and the cursor of the next.

@@ -19,7 +19,7 @@ async function api(path, body) {
   };
   const r = await fetch('/api/' + path, opts);
   const data = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(data.error || r.statusText);
+  if (!r.ok) throw Object.assign(new Error(data.error || r.statusText), { status: r.status });
   return data;
 }
 
@@ -200,17 +200,37 @@ function drawOverview(r, { ov }) {
 
 // ---- tube ----
 
-const chartW = 360, chartH = 80;
+// A chart's plot area sits right of the value axis and above the time axis.
+const chartW = 360, chartH = 100, padL = 34, padB = 14, padT = 6;
+const svgNS = 'http://www.w3.org/2000/svg';
 
 function chartNode(title) {
   return element(`<div class="chart"><div class="title"></div>
-    <svg width="${chartW}" height="${chartH}" viewBox="0 0 ${chartW} ${chartH}" role="img" aria-label="${esc(title)}"><polyline/></svg></div>`);
+    <svg width="${chartW}" height="${chartH}" viewBox="0 0 ${chartW} ${chartH}" role="img" aria-label="${esc(title)}">
+      <line class="axis" x1="${padL}" y1="${padT}" x2="${padL}" y2="${chartH - padB}"/>
+      <line class="axis" x1="${padL}" y1="${chartH - padB}" x2="${chartW}" y2="${chartH - padB}"/>
+      <text class="y-top" x="${padL - 3}" y="${padT + 8}" text-anchor="end"></text>
+      <text class="y-zero" x="${padL - 3}" y="${chartH - padB}" text-anchor="end">0</text>
+      <text class="x-start" x="${padL}" y="${chartH - 2}"></text>
+      <text class="x-end" x="${chartW}" y="${chartH - 2}" text-anchor="end"></text>
+      <text class="empty" x="${(padL + chartW) / 2}" y="${(padT + chartH - padB) / 2}" text-anchor="middle">no data yet</text>
+      <polyline/></svg></div>`);
 }
 
-function updateChart(node, title, values) {
-  const n = values.length, top = Math.max(1, ...values);
-  setText(node.querySelector('.title'), `${title} · max ${top} · last ${n}s`);
-  const pts = values.map((v, i) => `${(n < 2 ? 0 : i * chartW / (n - 1)).toFixed(1)},${(chartH - v * chartH / top).toFixed(1)}`).join(' ');
+// updateChart draws values, one a second, the last one at end (a Date): the value axis goes from
+// 0 to the largest value, the time axis from the first sample's clock time to the last's. Until
+// there are two samples there is no line to draw, and the chart says so.
+function updateChart(node, title, values, end) {
+  const n = values.length, max = n ? Math.max(...values) : 0, top = Math.max(1, max);
+  const empty = n < 2;
+  setText(node.querySelector('.title'), empty ? `${title} · no data yet` : `${title} · now ${values[n - 1]} · max ${max} · last ${n}s`);
+  node.querySelector('.empty').style.display = empty ? '' : 'none';
+  setText(node.querySelector('.y-top'), empty ? '' : String(max));
+  const clock = d => d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  setText(node.querySelector('.x-start'), empty ? '' : clock(new Date(end.getTime() - (n - 1) * 1000)));
+  setText(node.querySelector('.x-end'), empty ? '' : clock(end));
+  const w = chartW - padL, h = chartH - padB - padT;
+  const pts = empty ? '' : values.map((v, i) => `${(padL + i * w / (n - 1)).toFixed(1)},${(padT + h - v * h / top).toFixed(1)}`).join(' ');
   setAttr(node.querySelector('polyline'), 'points', pts);
 }
 
@@ -334,7 +354,7 @@ function drawTube(r, { t, page, hist }) {
   if (hist) {
     const series = [['ready', hist.ready], ['puts/s', hist.puts], ['deletes/s', hist.deletes]];
     if (!charts.children.length) series.forEach(([title]) => charts.append(chartNode(title)));
-    series.forEach(([title, values], i) => updateChart(charts.children[i], title, values));
+    series.forEach(([title, values], i) => updateChart(charts.children[i], title, values, new Date(hist.end)));
   }
 
   document.querySelectorAll('.tabs button').forEach(b => {
@@ -352,14 +372,36 @@ function drawTube(r, { t, page, hist }) {
 
 const jobFields = ['id', 'tube', 'state', 'pri', 'age', 'delay', 'ttr', 'time_left', 'reserves', 'timeouts', 'releases', 'buries', 'kicks', 'body_size'];
 
+// durations are shown as the tube page's list shows them, the exact seconds in a tooltip.
+const jobDurations = new Set(['age', 'delay', 'ttr', 'time_left']);
+
 async function loadJob(r) {
-  return { j: await api('job?id=' + r.id) };
+  try {
+    return { j: await api('job?id=' + r.id) };
+  } catch (e) {
+    if (e.status === 404) return { missing: r.id };
+    throw e;
+  }
 }
 
-function drawJob(r, { j }) {
+// holderText says who holds a reserved job: its connection's session and its gateway.
+function holderText(j) {
+  if (j.state !== 'reserved') return '';
+  if (!j.holder) return 'unknown';
+  return `connection ${j.holder} on gateway ${j.holder_gateway}` + (j.holder_here ? ' (this gateway)' : ' (another gateway)');
+}
+
+function drawJob(r, { j, missing }) {
+  if (missing) {
+    frame(r, `<h1>Job ${esc(missing)}</h1>
+      <p class="notice" id="job-missing">No job ${esc(missing)}: it was deleted, or never existed.</p>`);
+    S.view = ''; // should the job appear, its page is built afresh
+    return;
+  }
   const built = frame(r, `
     <h1>Job ${esc(j.id)} in <a id="job-tube"></a></h1>
-    <table id="job-stats">${jobFields.map(f => `<tr><th>${f.replace('_', '-')}</th><td class="${f}"></td></tr>`).join('')}</table>
+    <table id="job-stats">${jobFields.map(f => `<tr><th>${f.replace('_', '-')}</th><td class="${f}"></td></tr>`).join('')}
+      <tr id="job-holder-row"><th>held by</th><td class="holder"></td></tr></table>
     ${S.info.read_only ? actionsOff() : '<div class="bar" id="job-actions"></div>'}
     <h2>Body ${previewSelect}</h2>
     <pre class="body" id="job-body"></pre>`);
@@ -378,7 +420,17 @@ function drawJob(r, { j }) {
   const link = $('#job-tube');
   setText(link, j.tube);
   setAttr(link, 'href', '#/tube/' + encodeURIComponent(j.tube));
-  for (const f of jobFields) setText($('#job-stats .' + f), j[f]);
+  for (const f of jobFields) {
+    const cell = $('#job-stats .' + f);
+    if (jobDurations.has(f)) {
+      setText(cell, fmtSecs(j[f]));
+      setAttr(cell, 'title', j[f] + ' s');
+    } else {
+      setText(cell, j[f]);
+    }
+  }
+  $('#job-holder-row').hidden = j.state !== 'reserved';
+  setText($('#job-stats .holder'), holderText(j));
   const bar = $('#job-actions');
   if (bar && bar.dataset.state !== j.state) {
     bar.dataset.state = j.state;
@@ -422,7 +474,17 @@ function schedule() {
 
 async function start() {
   S.info = await api('info');
-  $('#store').textContent = S.info.backend;
+  const i = S.info;
+  $('#store').textContent = i.backend + (i.namespace ? ' · ' + i.namespace : '');
+  $('#store').title = i.store || '';
+  $('#gateway').textContent = i.gateway ? 'gateway ' + i.gateway : '';
+  $('#version').textContent = i.version ? 'beangate ' + i.version : '';
+  $('#find').onsubmit = e => {
+    e.preventDefault();
+    const id = $('#find-id').value.trim();
+    if (!/^\d+$/.test(id)) return say('a job id is a number', true);
+    location.hash = '#/job/' + id;
+  };
   $('#mode').textContent = S.info.read_only ? 'actions off' : '';
   $('#mode').title = S.info.read_only_reason || '';
   document.body.classList.toggle('readonly', S.info.read_only);
