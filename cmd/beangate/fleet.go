@@ -33,11 +33,14 @@ type fleet struct {
 	tls         *ops.TLSFiles
 	tokens      *ops.Tokens
 	console     *console.Console // nil without --http or with --console=false
+	// sessions names the gateway's connections; made here so that the console knows the
+	// gateway's id before the gateway exists.
+	sessions *backend.SessionIDs
 }
 
 // newFleet reads the TLS and token files; errors are the configuration's (exit 5).
 func newFleet(cfg configs.Config, log *slog.Logger) (*fleet, error) {
-	f := &fleet{cfg: cfg, log: log, readiness: ops.NewReadiness(cfg.StoreDownAfter, log)}
+	f := &fleet{cfg: cfg, log: log, readiness: ops.NewReadiness(cfg.StoreDownAfter, log), sessions: backend.NewSessionIDs()}
 	var err error
 	if cfg.TLSEnabled() {
 		if f.tls, err = ops.LoadTLS(cfg.TLS.Cert, cfg.TLS.Key, cfg.TLS.ClientCA); err != nil {
@@ -126,6 +129,10 @@ func (f *fleet) consoleOptions() console.Options {
 		ReadOnly:    c.ReadOnly,
 		Auth:        console.Auth{User: c.User, PasswordHash: c.PasswordHash},
 		Backend:     backendKind(f.cfg.Backend),
+		Namespace:   storeNamespace(f.cfg),
+		Store:       storeAddress(f.cfg.Backend),
+		Gateway:     f.sessions.Process(),
+		Version:     buildVersion(),
 		MaxJobSize:  int(f.cfg.MaxJobSize),
 		CallTimeout: f.cfg.BackendTimeout,
 		Log:         f.log,
@@ -165,6 +172,7 @@ func (f *fleet) gatewayConfig(gc gateway.Config) gateway.Config {
 	if f.tokens != nil {
 		gc.Auth = f.tokens.Check
 	}
+	gc.Sessions = f.sessions
 	gc.MaxConnections = f.cfg.MaxConnections
 	gc.MaxHandshaking = f.cfg.MaxHandshaking
 	gc.HandshakeTimeout = f.cfg.HandshakeTimeout
