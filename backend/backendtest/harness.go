@@ -14,9 +14,12 @@ import (
 const (
 	// watchdog bounds every backend call and every wait for an outcome, in real time.
 	watchdog = 5 * time.Second
-	// settle is the short real moment given to a reserve to start waiting before the clock is
-	// advanced; correctness never depends on it.
-	settle = 10 * time.Millisecond
+	// settle is the real moment given to a reserve to start waiting before the case goes on.
+	// Cases where a job goes to a waiting reserve (a session's end hands its jobs to waiters in
+	// reservation order) need the reserve to be waiting by then: 10 ms was once too little in a
+	// full CI run under the race detector on two loaded cores, and the waiter, not yet waiting,
+	// took the better job as any later reserve would.
+	settle = 50 * time.Millisecond
 	// forever is a reserve timeout in fake time that no case ever reaches.
 	forever = 1000 * time.Hour
 )
