@@ -426,6 +426,7 @@ func (l *ledger) run(h *harness, d time.Duration) {
 			}
 			base := len(watched)
 			var held []uint64
+			began := time.Now()
 			for n := 0; time.Now().Before(deadline); n++ {
 				if r.IntN(2) == 0 { // a tube of its own for a moment, then ignored (and dropped)
 					if !watch(fmt.Sprintf("rt.w%d.%d", w, n)) {
@@ -439,7 +440,8 @@ func (l *ledger) run(h *harness, d time.Duration) {
 					}
 					watched = watched[:len(watched)-1]
 				}
-				if r.IntN(80) == 0 { // disconnect, holding what it holds
+				// Disconnect, holding what it holds; not before its first jobs' TTRs could run out.
+				if time.Since(began) > l.ttr+l.ttr/4 && r.IntN(20) == 0 {
 					l.leaving(s)
 					if err := b.EndSession(ctx, s); err != nil {
 						fail("end", err)
@@ -450,6 +452,7 @@ func (l *ledger) run(h *harness, d time.Duration) {
 					if !begin(s) {
 						return
 					}
+					began = time.Now()
 					watched, held = []string{backend.DefaultTube}, nil
 					for _, tube := range shared[:1+w%len(shared)] {
 						if !watch(tube) {
@@ -470,6 +473,9 @@ func (l *ledger) run(h *harness, d time.Duration) {
 					return
 				}
 				l.reserved(s, j.ID, asked, got)
+				if r.IntN(8) == 0 {
+					continue // a worker that hangs on this job: its TTR runs out
+				}
 				held = append(held, j.ID)
 				time.Sleep(time.Duration(r.IntN(20)) * time.Millisecond) // the work
 
