@@ -58,6 +58,12 @@ type Backend interface {
 	// increasing.
 	Put(ctx context.Context, p PutParams) (uint64, error)
 
+	// PutBatch stores the jobs of ps as that many Puts in turn would: their ids increase in
+	// slice order. It answers each job alone, in a slice as long as ps. A store may commit them
+	// together (one round trip, one flush to disk): a client's pipelined puts then cost one
+	// commit, not one each. PutEach is the plain loop, for stores that gain nothing from it.
+	PutBatch(ctx context.Context, ps []PutParams) []PutResult
+
 	// Reserve reserves for p.Session the ready job with the lowest (priority, id) over p.Tubes,
 	// skipping paused tubes. With none ready it waits up to p.Timeout (0: do not wait; negative:
 	// wait until ctx ends) and returns ErrTimedOut. If the session holds a reservation within
@@ -130,6 +136,21 @@ type PutParams struct {
 	Delay    time.Duration
 	TTR      time.Duration // >= 1s, as the gateway guarantees
 	Body     []byte        // owned by the backend after the call
+}
+
+// PutResult is one job's answer from Backend.PutBatch: its id, or the error Put would return.
+type PutResult struct {
+	ID  uint64
+	Err error
+}
+
+// PutEach is PutBatch as a loop of b.Put.
+func PutEach(ctx context.Context, b Backend, ps []PutParams) []PutResult {
+	res := make([]PutResult, len(ps))
+	for i, p := range ps {
+		res[i].ID, res[i].Err = b.Put(ctx, p)
+	}
+	return res
 }
 
 // ReserveParams are the arguments of Backend.Reserve.

@@ -141,17 +141,26 @@ func (c *conn) cmdPut(args []byte) bool {
 		c.reply(msgDraining)
 		return true
 	}
-	ctx, cancel := c.callContext()
-	defer cancel()
-	id, err := c.srv.cfg.Backend.Put(ctx, backend.PutParams{
+	p := backend.PutParams{
 		Session: c.sid, Tube: c.use, Priority: pri, Delay: seconds(delay), TTR: seconds(ttr), Body: body,
-	})
-	if err != nil {
-		c.replyError("put", err)
+	}
+	if c.in.Buffered() > 0 {
+		c.putRun(p)
 		return true
 	}
-	c.out = appendNumberReply(c.out, wordInserted, id)
+	ctx, cancel := c.callContext()
+	defer cancel()
+	id, err := c.srv.cfg.Backend.Put(ctx, p)
+	c.answerPut(id, err)
 	return true
+}
+
+func (c *conn) answerPut(id uint64, err error) {
+	if err != nil {
+		c.replyError("put", err)
+		return
+	}
+	c.out = appendNumberReply(c.out, wordInserted, id)
 }
 
 func (c *conn) cmdReserve(_ []byte) bool {

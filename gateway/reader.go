@@ -234,3 +234,15 @@ func (lr *lineReader) Discard(n int64) error {
 
 // Buffered reports how many received bytes are waiting to be parsed.
 func (lr *lineReader) Buffered() int { return lr.w - lr.r }
+
+// Peek returns the received bytes not yet parsed, without consuming them; valid until the next
+// read.
+func (lr *lineReader) Peek() []byte { return lr.buf[lr.r:lr.w] }
+
+// Skip consumes n of the bytes Peek returned.
+func (lr *lineReader) Skip(n int) {
+	lr.r += n
+	if lr.r == lr.w {
+		lr.release()
+	}
+}

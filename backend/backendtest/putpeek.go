@@ -23,6 +23,33 @@ var putPeekCases = []testCase{
 			last = id
 		}
 	}},
+	{"PutBatchStoresEachJobInOrder", func(h *harness) {
+		w := h.session().watch("b").ignore(backend.DefaultTube)
+		waiting := w.reserveAsync(10 * time.Second)
+		waiting.requireWaiting()
+		before := h.session().put(job{})
+		ps := []backend.PutParams{
+			{Tube: "a", Priority: 3, TTR: time.Second, Body: []byte("one")},
+			{Tube: "b", Priority: 2, TTR: time.Second, Body: []byte("two")},
+			{Tube: "a", Priority: 1, Delay: 5 * time.Second, TTR: 2 * time.Second, Body: []byte{}},
+		}
+		res := h.b.PutBatch(h.ctx(), ps)
+		require.Len(h, res, len(ps))
+		last := before
+		for i, r := range res {
+			require.NoError(h, r.Err)
+			require.Greater(h, r.ID, last, "ids increase in the batch's order")
+			last = r.ID
+			j, err := h.b.Peek(h.ctx(), r.ID)
+			require.NoError(h, err)
+			require.Equal(h, ps[i].Tube, j.Tube)
+			require.Equal(h, ps[i].Priority, j.Priority)
+			require.Equal(h, string(ps[i].Body), string(j.Body))
+		}
+		h.requireState(res[2].ID, backend.Delayed)
+		waiting.requireJob(res[1].ID) // a put of the batch wakes a waiting reserve
+		require.Empty(h, h.b.PutBatch(h.ctx(), nil))
+	}},
 	{"PutStoresTubePriorityAndBody", func(h *harness) {
 		c := h.session().use("foo")
 		id := c.put(job{pri: 42, body: "hello\r\nworld\x00"})

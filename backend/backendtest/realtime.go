@@ -126,6 +126,11 @@ func (b *timedBackend) Put(ctx context.Context, p backend.PutParams) (uint64, er
 	return b.Backend.Put(ctx, p)
 }
 
+func (b *timedBackend) PutBatch(ctx context.Context, ps []backend.PutParams) []backend.PutResult {
+	defer b.l.timed("put", time.Now(), 0)
+	return b.Backend.PutBatch(ctx, ps)
+}
+
 func (b *timedBackend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
 	defer b.l.timed("reserve", time.Now(), p.Timeout)
 	return b.Backend.Reserve(ctx, p)

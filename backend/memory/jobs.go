@@ -173,6 +173,11 @@ func (b *Backend) reservedBy(s backend.SessionID, id uint64) (*job, error) {
 	return j, nil
 }
 
+// PutBatch stores jobs one Put at a time: each takes microseconds, in memory.
+func (b *Backend) PutBatch(ctx context.Context, ps []backend.PutParams) []backend.PutResult {
+	return backend.PutEach(ctx, b, ps)
+}
+
 // Put stores a new job in p.Tube.
 func (b *Backend) Put(ctx context.Context, p backend.PutParams) (id uint64, err error) {
 	now, err := b.begin(ctx)

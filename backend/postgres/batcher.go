@@ -88,7 +88,56 @@ func (b *batcher[T, R]) do(ctx context.Context, item T) (R, error) {
 	}
 	b.queue = append(b.queue, c)
 	b.mu.Unlock()
+	return b.await(ctx, c)
+}
 
+// doAll runs items as consecutive calls of do would, in order, and waits for all of them: they
+// join one batch (or consecutive ones) as calls that arrived together do. Each gets its own
+// result or error in res and errs (len(items) each), with do's rules for a caller giving up.
+func (b *batcher[T, R]) doAll(ctx context.Context, items []T, res []R, errs []error) {
+	select {
+	case <-b.stop:
+		fillErr(errs, errClosed)
+		return
+	default:
+	}
+	if ctx.Err() != nil {
+		fillErr(errs, context.Cause(ctx))
+		return
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errBatchTimeout)
+	defer cancel()
+	calls := make([]*call[T, R], len(items))
+	for i, item := range items {
+		calls[i] = &call[T, R]{item: item, done: make(chan struct{})}
+	}
+	b.mu.Lock()
+	if !b.inFlight {
+		b.inFlight = true
+		n := min(len(calls), b.max)
+		b.queue = append(b.queue, calls[n:]...)
+		b.mu.Unlock()
+		b.execute(calls[:n])
+		b.next()
+	} else {
+		b.queue = append(b.queue, calls...)
+		b.mu.Unlock()
+	}
+	for i, c := range calls {
+		res[i], errs[i] = b.await(ctx, c)
+	}
+}
+
+func fillErr(errs []error, err error) {
+	for i := range errs {
+		errs[i] = err
+	}
+}
+
+// await is do's wait for a queued call c: its result, or ctx's end (the call is then abandoned
+// unless it was delivered meanwhile).
+func (b *batcher[T, R]) await(ctx context.Context, c *call[T, R]) (R, error) {
+	var zero R
 	var err error
 	select {
 	case <-c.done:

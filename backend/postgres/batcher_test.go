@@ -86,3 +86,33 @@ func TestBatcherResultOfAGoneCallerIsAbandoned(t *testing.T) {
 	require.NoError(t, <-first)
 	require.Equal(t, 2, <-abandoned)
 }
+
+// doAll's items go out together and in order, in batches of at most max, each answered alone.
+func TestBatcherDoAllKeepsOrderInFewBatches(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	var mu sync.Mutex
+	var batches [][]int
+	exec := func(_ context.Context, items []int) ([]int, error) {
+		mu.Lock()
+		batches = append(batches, append([]int(nil), items...))
+		mu.Unlock()
+		out := make([]int, len(items))
+		for i, v := range items {
+			out[i] = -v
+		}
+		return out, nil
+	}
+	b := newBatcher(exec, nil, 5, 10*time.Second, stop)
+	items := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	res := make([]int, len(items))
+	errs := make([]error, len(items))
+	b.doAll(context.Background(), items, res, errs)
+	for i, v := range items {
+		require.NoError(t, errs[i])
+		require.Equal(t, -v, res[i])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, [][]int{{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}, {11, 12}}, batches)
+}

@@ -46,13 +46,7 @@ type writeResult struct {
 
 // Put stores a job; concurrent puts share one INSERT and one commit (see put.sql).
 func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
-	body := p.Body
-	if body == nil {
-		body = []byte{} // bodies are NOT NULL; an empty job is valid
-	}
-	res, err := b.writes.do(ctx, write{put: &putItem{
-		tube: p.Tube, priority: p.Priority, delayUS: p.Delay.Microseconds(), ttrUS: p.TTR.Microseconds(), body: body,
-	}})
+	res, err := b.writes.do(ctx, write{put: newPutItem(p)})
 	if err != nil {
 		return 0, callErr("put", err)
 	}
@@ -60,6 +54,44 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 		b.waiters.wake(p.Tube, 1)
 	}
 	return res.id, nil
+}
+
+// PutBatch stores jobs as consecutive Puts would; they share one INSERT and one commit (or a
+// few, when other writes are queued ahead of them).
+func (b *Backend) PutBatch(ctx context.Context, ps []backend.PutParams) []backend.PutResult {
+	items := make([]write, len(ps))
+	for i, p := range ps {
+		items[i] = write{put: newPutItem(p)}
+	}
+	res := make([]writeResult, len(ps))
+	errs := make([]error, len(ps))
+	b.writes.doAll(ctx, items, res, errs)
+	out := make([]backend.PutResult, len(ps))
+	woken := map[string]int{}
+	for i, p := range ps {
+		if errs[i] != nil {
+			out[i].Err = callErr("put", errs[i])
+			continue
+		}
+		out[i].ID = res[i].id
+		if p.Delay <= 0 || res[i].heads {
+			woken[p.Tube]++
+		}
+	}
+	for tube, n := range woken {
+		b.waiters.wake(tube, n)
+	}
+	return out
+}
+
+func newPutItem(p backend.PutParams) *putItem {
+	body := p.Body
+	if body == nil {
+		body = []byte{} // bodies are NOT NULL; an empty job is valid
+	}
+	return &putItem{
+		tube: p.Tube, priority: p.Priority, delayUS: p.Delay.Microseconds(), ttrUS: p.TTR.Microseconds(), body: body,
+	}
 }
 
 // Delete removes a job; concurrent deletes share one DELETE and one commit (see delete.sql).

@@ -24,6 +24,11 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 	return uint64(id), nil
 }
 
+// PutBatch stores jobs one Put at a time: pipelined calls already share round trips (see batcher.go).
+func (b *Backend) PutBatch(ctx context.Context, ps []backend.PutParams) []backend.PutResult {
+	return backend.PutEach(ctx, b, ps)
+}
+
 // ReserveJob reserves job id for s if it is ready, delayed or buried.
 func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64) (*backend.Job, error) {
 	res, err := b.call(ctx, opReserveJob, string(s), padID(id))

@@ -30,6 +30,19 @@ func Transcripts() []Transcript {
 			{Send: "use a\r\nput 1 0 5 1\r\nx\r\nlist-tube-used\r\nwatch a\r\nignore default\r\nreserve\r\n",
 				Expect: "USING a\r\nINSERTED 1\r\nUSING a\r\nWATCHING 2\r\nWATCHING 1\r\nRESERVED 1 1\r\nx\r\n"},
 		}},
+		{Name: "PipelinedPutsInOnePacket", Steps: []Step{
+			// Puts that arrive together are stored together; each is still answered alone, in
+			// order, and a put that fails or is not whole breaks the run where it stands.
+			{Send: "put 5 0 5 1\r\na\r\nput 4 0 5 2\r\nbb\r\nput 2 0 5 1\r\nc\r\n" +
+				"put 1 0 5\r\nput 1 1 5 1\r\nd\r\nput 9 0 5 1 \r\nput 0 0 0 0\r\n\r\n" +
+				"use t\r\nput 7 0 5 1\r\ne\r\nput 6 0 5 1\r\nf\r\nreserve-with-timeout 0\r\nput 8 0 5 1\r\ng\r\nput 8",
+				Expect: "INSERTED 1\r\nINSERTED 2\r\nINSERTED 3\r\n" +
+					"BAD_FORMAT\r\nINSERTED 4\r\nBAD_FORMAT\r\nINSERTED 5\r\n" +
+					"USING t\r\nINSERTED 6\r\nINSERTED 7\r\nRESERVED 5 0\r\n\r\nINSERTED 8\r\n"},
+			// The rest of the last put, then one whose body is not followed by CR LF.
+			{Send: " 0 5 1\r\nh\r\nput 3 0 5 1\r\nxyz\r\n", Expect: "INSERTED 9\r\nEXPECTED_CRLF\r\nUNKNOWN_COMMAND\r\n"},
+			{Send: "stats-tube t\r\n", Expect: "OK {n}\r\n---\nname: \"t\"\ncurrent-jobs-urgent: 4\ncurrent-jobs-ready: 4\ncurrent-jobs-reserved: 0\ncurrent-jobs-delayed: 0\ncurrent-jobs-buried: 0\ntotal-jobs: 4\ncurrent-using: 1\ncurrent-watching: 0\ncurrent-waiting: 0\ncmd-delete: 0\ncmd-pause-tube: 0\npause: 0\npause-time-left: 0\n\r\n"},
+		}},
 		{Name: "CommandSplitAcrossPackets", Steps: []Step{
 			{Send: "pu", Expect: ""},
 			{Send: "t 0 0 1 3\r\nab", Expect: ""},

@@ -172,6 +172,16 @@ func (i *instrumented) Put(ctx context.Context, p backend.PutParams) (uint64, er
 	return id, err
 }
 
+// PutBatch counts as one put per job, each taking the batch's time.
+func (i *instrumented) PutBatch(ctx context.Context, ps []backend.PutParams) []backend.PutResult {
+	t := time.Now()
+	res := i.b.PutBatch(ctx, ps)
+	for _, r := range res {
+		i.m.done(opPut, t, r.Err)
+	}
+	return res
+}
+
 func reserveOp(timeout time.Duration) int {
 	if timeout != 0 {
 		return opReserveWait
