@@ -115,7 +115,7 @@ func playRandomSession(t *testing.T, seed uint64, steps int, realAddr, oursAddr 
 
 // idMap pairs beanstalkd's job ids with beangate's. beanstalkd consumes an id for a put that
 // ends in EXPECTED_CRLF (docs/protocol.md §2.1 step 9, §7 item 19); beangate deliberately assigns
-// ids only to stored jobs (README, "Ids are not consumed by rejected puts"). So beangate's id
+// ids only to stored jobs (docs/compatibility.md, "Ids are not consumed by rejected puts"). So beangate's id
 // must be beanstalkd's minus the ids consumed so far, and commands and replies are translated
 // across; ids that were never inserted (0, 99999, 2^64-1) are the same on both.
 type idMap struct {

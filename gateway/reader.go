@@ -31,7 +31,7 @@ type pooledSource interface {
 //
 // A line ends at the first CR LF. An LF alone is an ordinary byte of the line, as in beanstalkd.
 // A CR followed by anything but LF is also an ordinary byte: beanstalkd stalls the connection
-// there until 224 bytes arrive (a bug we do not copy, see README); we keep reading to the CR LF.
+// there until 224 bytes arrive (a bug we do not copy, see docs/compatibility.md); we keep reading to the CR LF.
 //
 // Its buffer is only held while it has unparsed bytes: once drained it goes back to readBufs
 // (when size is readBufferSize), so 10,000 idle connections do not pin 10,000 buffers.

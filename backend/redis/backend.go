@@ -61,7 +61,7 @@ var errClosed = errors.New("backend/redis: closed")
 // batchesInFlight is how many batches may be in flight at once. Calls that come while a batch of
 // several is out wait for the next one, so batches are as large as the load makes them, and each
 // batch costs a round trip's syscalls and wake-ups in the gateway and in Redis whatever its size
-// (two in flight under load: 1.05× the jobs/s for +12 % Redis CPU per job, docs/benchmarks.md).
+// (two in flight under load: 1.05× the jobs/s for +12 % Redis CPU per job, docs/history/benchmarks-redis-2026-11.md).
 // A second goes out only beside a batch of a single call, for a single call, while batches
 // lately held single calls (backend/inflight): a producer and a worker then each have their own
 // round trip. A lone caller never waits for a slot.

@@ -9,8 +9,8 @@ import (
 
 // Two gateways on one namespace: the queue figures (job counts, totals, tubes, per-tube
 // counters, using, pause) are the same on both, since Redis keeps them; the command and
-// connection figures describe the gateway that answers (README, "Stats: per gateway or
-// cluster-wide").
+// connection figures describe the gateway that answers (docs/operations.md, "Stats:
+// per gateway or cluster-wide").
 func TestStatsAreGlobalExceptConnectionFigures(t *testing.T) {
 	t.Parallel()
 	prefix := newPrefix(t)

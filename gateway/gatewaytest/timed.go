@@ -309,7 +309,7 @@ func (s *timedSession) do(a timedAction) {
 		s.exchange(a.conn, pc, a)
 		if a.readies && s.anyBlocked() {
 			// beanstalkd hands the job to the waiting reserve within this command; a shared
-			// store hands it over moments later (README): the next command waits for that.
+			// store hands it over moments later (docs/compatibility.md): the next command waits for that.
 			s.addMoment(s.now(), s.now()+10*time.Millisecond, -1)
 		}
 		if a.kind == "quit" {

@@ -384,7 +384,7 @@ func Transcripts() []Transcript {
 
 // OrderTranscripts check beanstalkd's list-tubes order after tubes were removed. The memory
 // backend reproduces it; shared stores (Redis, PostgreSQL) keep their own order, which the
-// README allows, so these are not in Transcripts.
+// compatibility page allows (docs/compatibility.md), so these are not in Transcripts.
 func OrderTranscripts() []Transcript {
 	return []Transcript{
 		// A closing conn drops its tube references as beanstalkd does: the watch list first, in

@@ -22,7 +22,7 @@ import (
 	"github.com/beangate/beangate/gateway/ops"
 )
 
-// Every family the README lists is on /metrics from the start (the histograms and command
+// Every family docs/operations.md lists is on /metrics from the start (the histograms and command
 // counts once something was measured), parsed by Prometheus's own text parser.
 func TestMetricsFamiliesExist(t *testing.T) {
 	t.Parallel()
