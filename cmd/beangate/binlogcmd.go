@@ -19,6 +19,10 @@ const binlogUsage = `Usage: beangate binlog inspect DIR   report a stopped serve
 // beangate binlog directory holds, and shrinking one to its live jobs. Both refuse a
 // directory a running server holds (exit 10, as the server would).
 func binlogTool(_ context.Context, p process, args []string) int {
+	if wantsHelp(args) {
+		fmt.Fprint(p.stdout, binlogUsage)
+		return exitOK
+	}
 	if len(args) != 2 || (args[0] != "inspect" && args[0] != "compact") {
 		fmt.Fprint(p.stderr, binlogUsage)
 		return exitUsage

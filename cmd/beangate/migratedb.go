@@ -7,10 +7,19 @@ import (
 	beanpg "github.com/beangate/beangate/backend/postgres"
 )
 
+const migrateDBUsage = `Usage: beangate migrate-db --backend postgres://USER@HOST:PORT/DB[?schema=NAME]
+Applies the PostgreSQL store's schema migrations, logging each, and exits. The --backend
+setting may also come from BEANGATE_BACKEND or a -c config file, as for the server.
+`
+
 // migrateDB is `beangate migrate-db --backend postgres://…`: it applies the Postgres schema
 // migrations and exits, for teams that run DDL as its own step and start gateways with
 // ?migrate=false.
 func migrateDB(ctx context.Context, p process, args []string) int {
+	if wantsHelp(args) {
+		fmt.Fprint(p.stdout, migrateDBUsage)
+		return exitOK
+	}
 	cfg, log, exit, stop := p.configure(args)
 	if stop {
 		return exit

@@ -26,3 +26,14 @@ func subcommands() map[string]command {
 func ctlTool(ctx context.Context, p process, args []string) int {
 	return ctl.Execute(ctx, args, os.Stdin, p.stdout, p.stderr)
 }
+
+// wantsHelp reports whether a subcommand's arguments ask for its usage.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
