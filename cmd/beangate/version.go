@@ -12,6 +12,11 @@ import (
 // for a tree with changes, "(devel)" without version control (go run, go test).
 var version = ""
 
+// commit and commitDate are set by the Makefile with -ldflags -X from git, for the builds whose
+// build info lacks them (a git worktree, -buildvcs=false); otherwise the build info's
+// vcs.revision (+"-dirty") and vcs.time give them.
+var commit, commitDate = "", ""
+
 // protocolVersion is the beanstalkd release whose protocol beangate speaks byte for byte.
 const protocolVersion = "1.13"
 
@@ -48,8 +53,11 @@ func buildVersion() string {
 }
 
 // buildRevision is the VCS revision the binary was built from, "-dirty" appended when the tree
-// had changes; "" when the build did not record it (go run, go test).
+// had changes; "" when the build did not record it (go run, go test, a plain go build).
 func buildRevision() string {
+	if commit != "" {
+		return commit
+	}
 	rev := buildSetting("vcs.revision")
 	if rev == "" {
 		return ""
@@ -62,6 +70,9 @@ func buildRevision() string {
 
 // buildCommitTime is the commit time of buildRevision (RFC 3339, UTC), "" when not recorded.
 func buildCommitTime() string {
+	if commitDate != "" {
+		return commitDate
+	}
 	return buildSetting("vcs.time")
 }
 
