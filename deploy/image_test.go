@@ -25,17 +25,26 @@ import (
 // with CI=true: CI must build and test the image.
 func testImage(t *testing.T) string {
 	t.Helper()
-	image := os.Getenv("BEANGATE_TEST_IMAGE")
-	if image == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("BEANGATE_TEST_IMAGE is not set: run these tests with .ci/image-test, which builds the image")
-		}
-		t.Skip("BEANGATE_TEST_IMAGE is not set: .ci/image-test builds the image and runs these tests")
-	}
+	image := builtBy(t, "BEANGATE_TEST_IMAGE", "make image")
 	_, err := exec.LookPath("docker")
 	require.NoError(t, err, "BEANGATE_TEST_IMAGE is set but there is no docker command")
 	docker(t, "image", "inspect", image)
 	return image
+}
+
+// builtBy is the environment variable name, which .ci/image-test sets after running the make
+// target that builds what the test checks. Unset, the test skips, except with CI=true: CI must
+// build and check it.
+func builtBy(t *testing.T, name, target string) string {
+	t.Helper()
+	value := os.Getenv(name)
+	if value == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set: run these tests with .ci/image-test, which runs %s", name, target)
+		}
+		t.Skipf("%s is not set: .ci/image-test runs %s and these tests", name, target)
+	}
+	return value
 }
 
 // docker runs the docker command and returns its standard output, failing the test on an error.

@@ -46,40 +46,34 @@ func decodeManifests(t *testing.T, files []string) manifests {
 			var meta metav1.TypeMeta
 			require.NoError(t, yaml.Unmarshal([]byte(doc), &meta))
 			where := file + " document " + strconv.Itoa(i+1) + " (" + meta.Kind + ")"
-			strict := func(into any) {
-				require.NoError(t, yaml.UnmarshalStrict([]byte(doc), into), where)
-			}
 			switch meta.APIVersion + " " + meta.Kind {
 			case "apps/v1 Deployment":
-				var d appsv1.Deployment
-				strict(&d)
-				m.deployments = append(m.deployments, d)
+				m.deployments = append(m.deployments, decodeStrict[appsv1.Deployment](t, doc, where))
 			case "apps/v1 StatefulSet":
-				var s appsv1.StatefulSet
-				strict(&s)
-				m.statefulSets = append(m.statefulSets, s)
+				m.statefulSets = append(m.statefulSets, decodeStrict[appsv1.StatefulSet](t, doc, where))
 			case "v1 Service":
-				var s corev1.Service
-				strict(&s)
-				m.services = append(m.services, s)
+				m.services = append(m.services, decodeStrict[corev1.Service](t, doc, where))
 			case "v1 ConfigMap":
-				var c corev1.ConfigMap
-				strict(&c)
+				c := decodeStrict[corev1.ConfigMap](t, doc, where)
 				m.configMaps[c.Name] = c
 			case "v1 Secret":
-				var s corev1.Secret
-				strict(&s)
+				s := decodeStrict[corev1.Secret](t, doc, where)
 				m.secrets[s.Name] = s
 			case "policy/v1 PodDisruptionBudget":
-				var p policyv1.PodDisruptionBudget
-				strict(&p)
-				m.budgets = append(m.budgets, p)
+				m.budgets = append(m.budgets, decodeStrict[policyv1.PodDisruptionBudget](t, doc, where))
 			default:
 				t.Fatalf("%s: unexpected apiVersion and kind %q", where, meta.APIVersion+" "+meta.Kind)
 			}
 		}
 	}
 	return m
+}
+
+func decodeStrict[T any](t *testing.T, doc, where string) T {
+	t.Helper()
+	var v T
+	require.NoError(t, yaml.UnmarshalStrict([]byte(doc), &v), where)
+	return v
 }
 
 func stripComments(doc string) string {

@@ -25,13 +25,7 @@ import (
 // test skips, except with CI=true.
 func TestReleaseArchives(t *testing.T) {
 	t.Parallel()
-	dist := os.Getenv("BEANGATE_TEST_RELEASE")
-	if dist == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("BEANGATE_TEST_RELEASE is not set: run these tests with .ci/image-test, which runs make release")
-		}
-		t.Skip("BEANGATE_TEST_RELEASE is not set: .ci/image-test runs make release and this test")
-	}
+	dist := builtBy(t, "BEANGATE_TEST_RELEASE", "make release")
 	sums, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
 	require.NoError(t, err)
 	archives, err := filepath.Glob(filepath.Join(dist, "beangate_*.tar.gz"))
