@@ -42,7 +42,7 @@ func (p process) parseArgs(args []string) (cfg configs.Config, warnings []string
 		return configs.Config{}, nil, exitOK, true
 	}
 	if on, _ := fs.GetBool("version"); on {
-		fmt.Fprintln(p.stdout, versionLine())
+		fmt.Fprint(p.stdout, versionText())
 		return configs.Config{}, nil, exitOK, true
 	}
 	if fs.Changed("user") {

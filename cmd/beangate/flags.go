@@ -51,5 +51,7 @@ Commands (before any option):
   beangate ctl COMMAND [ARGS]                    inspect and manage any beanstalk server: stats,
                                                  tubes, top, peek, put, kick, delete, pause, flush,
                                                  move, list (beangate ctl --help for details)
+  beangate healthcheck [--live] [OPTIONS]        exit 0 if the ops listener's /readyz (--live:
+                                                 /healthz) answers 200: a container's health check
 `, protocolVersion, fs.FlagUsages())
 }

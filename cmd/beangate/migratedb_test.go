@@ -27,6 +27,8 @@ func TestSubcommandHelp(t *testing.T) {
 		{[]string{"migrate-db", "--help"}, "Usage: beangate migrate-db"},
 		{[]string{"binlog", "inspect", "-h"}, "Usage: beangate binlog inspect DIR"},
 		{[]string{"binlog", "-h"}, "Usage: beangate binlog inspect DIR"},
+		{[]string{"healthcheck", "-h"}, "Usage: beangate healthcheck"},
+		{[]string{"healthcheck", "--live", "--help"}, "Usage: beangate healthcheck"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -23,6 +23,8 @@ type process struct {
 	// opsListening, when set, is told the ops listener's address (with --http).
 	opsListening func(net.Addr)
 	commands     map[string]command
+	// pid1Cmdline, when set, stands for /proc/1/cmdline split at its NULs (healthcheck).
+	pid1Cmdline func() []string
 }
 
 func (p process) run(ctx context.Context, args []string) int {

@@ -14,10 +14,11 @@ type command func(ctx context.Context, p process, args []string) int
 // subcommands lists the names that args[0] may take instead of a flag.
 func subcommands() map[string]command {
 	return map[string]command{
-		"migrate-db": migrateDB,
-		"binlog":     binlogTool,
-		"ctl":        ctlTool,
-		"migrate":    migrateCmd,
+		"migrate-db":  migrateDB,
+		"binlog":      binlogTool,
+		"ctl":         ctlTool,
+		"migrate":     migrateCmd,
+		"healthcheck": healthcheck,
 	}
 }
 
