@@ -41,8 +41,8 @@ func TestProgressLinesComeWhileWaitingForHeldJobs(t *testing.T) {
 			must(t, w, "WATCHING", "watch held")
 			must(t, w, "RESERVED", "reserve-job %d", held)
 			time.AfterFunc(hold, func() {
-				w.send("release %d 5 0", held)
-				_ = w.flush()
+				w.Sendf("release %d 5 0", held)
+				_ = w.Flush()
 			})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -134,6 +134,7 @@ func TestReportNamesTheJobsLeftAtTheSource(t *testing.T) {
 			defer src.Close()
 			dst, err := NewStoreDest(memory.New(memory.Options{}))
 			require.NoError(t, err)
+			start := time.Now()
 			rep, err := Run(ctx, src, dst, Options{Log: testLog(t)})
 			require.NoError(t, err)
 			require.NoError(t, rep.LeftErr)
