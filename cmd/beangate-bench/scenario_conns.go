@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/internal/beanstalk"
+	"github.com/beangate/beangate/internal/procfs"
 )
 
 // statsSamples is how many `stats` round trips the conns scenario times.
@@ -21,7 +22,7 @@ const statsSamples = 200
 func runConns(r *round) ([]metric, error) {
 	pid := r.target.PID
 	if pid == 0 {
-		pid, _ = pidListeningOn(r.target.primary()) // a remote server: memory is simply not reported
+		pid, _ = procfs.ListenerPID(r.target.primary()) // a remote server: memory is simply not reported
 	}
 	if r.server.rssBaseline == 0 {
 		r.server.rssBaseline = readRSS(pid)
@@ -58,7 +59,7 @@ func readRSS(pid int) float64 {
 	if pid == 0 {
 		return math.NaN()
 	}
-	kib, err := rssKiB(pid)
+	kib, err := procfs.RSSKiB(pid)
 	if err != nil {
 		return math.NaN()
 	}

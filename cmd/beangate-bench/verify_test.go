@@ -35,12 +35,3 @@ func TestTubeJobsCountsEveryState(t *testing.T) {
 	_, err = tubeJobs(c, "no-such-tube")
 	require.Error(t, err)
 }
-
-func TestPidListeningOnFindsBeanstalkd(t *testing.T) {
-	addr := gatewaytest.StartBeanstalkd(t, gatewaytest.DebianBeanstalkd(t), 0)
-	pid, err := pidListeningOn(addr)
-	require.NoError(t, err)
-	kib, err := rssKiB(pid)
-	require.NoError(t, err)
-	require.Positive(t, kib)
-}
