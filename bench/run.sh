@@ -7,7 +7,7 @@
 #
 # Environment:
 #   BENCH_ROUNDS=3        rounds per server and scenario
-#   BENCH_DURATION=3s     measuring time per round
+#   BENCH_DURATION=3s     measuring time per round (open-loop: BENCH_OPEN_LOOP_DURATION, 10s)
 #   BENCH_JSON=1          JSON lines instead of tables
 #   BENCH_OUT=DIR         keep binaries, server logs and results.txt here (default: a temp dir)
 #   BEANSTALKD=path       the reference server (default: beanstalkd on PATH)
@@ -156,4 +156,6 @@ bench -scenario put -conns 4 -pipeline 16 -body 100 -jobs 200000
 bench -scenario put -conns 4 -pipeline 16 -body 16384 -jobs 15000
 bench -scenario reserve-wait -conns 100 -tubes 4 -interval 2ms
 bench -scenario delayed -conns 16 -tubes 2 -interval 5ms
+# Waiting workers at a fixed offered rate; its tail percentiles need a longer window.
+bench -scenario open-loop -rate 2000 -producers 4 -conns 16 -warmup 2s -duration "${BENCH_OPEN_LOOP_DURATION:-10s}"
 echo "run.sh: results in $out/results.txt" >&2

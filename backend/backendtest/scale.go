@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"context"
+	"flag"
 	"testing"
 	"time"
 
@@ -10,46 +11,49 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// MeasureListingAndFlush logs how fast a store holding jobs ready jobs in tube (filled by the
-// caller, directly in the store) lists and flushes: the time to list a page of 100 from
-// the middle, then the longest single call of a flush by MaxBulkLimit and its total. maxCalls
-// bounds the flush (0: until the tube is empty).
-func MeasureListingAndFlush(t *testing.T, b backend.Backend, tube string, jobs, maxCalls int) {
-	t.Helper()
-	ctx := context.Background()
-	lister, ok := b.(backend.JobLister)
-	require.True(t, ok, "the store lists jobs")
-	editor, ok := b.(backend.BulkEditor)
-	require.True(t, ok, "the store edits in bulk")
+// scaleJobs is the tube's size in the stores' BenchmarkListingAndFlushAtScale.
+var scaleJobs = flag.Int("scale.jobs", 1_000_000, "BenchmarkListingAndFlushAtScale: jobs in the tube")
 
-	page, err := lister.ListJobs(ctx, backend.ListParams{Tube: tube, State: backend.Ready, Limit: 1000})
-	require.NoError(t, err)
-	for range jobs / 2000 { // to the middle
-		page, err = lister.ListJobs(ctx, backend.ListParams{Tube: tube, State: backend.Ready, After: page.Next, Limit: 1000})
-		require.NoError(t, err)
-	}
-	const rounds = 200
+// BenchmarkListingAndFlushAtScale measures a store holding -scale.jobs (1M) ready jobs in tube,
+// put there by fill directly in the store (a million puts would take long), as sub-benchmarks:
+//   - page: listing a page of 100 from the middle of the tube (the console's next page);
+//   - flush-call: one call of a flush, MaxBulkLimit jobs from the front, and the longest such
+//     call (longest-ms): a Redis serves nobody else during it. The calls empty the tube as
+//     they go, so it must hold MaxBulkLimit jobs for each call b.N asks for.
+func BenchmarkListingAndFlushAtScale(b *testing.B, store interface {
+	ListJobs(ctx context.Context, p backend.ListParams) (*backend.JobPage, error)
+	DeleteJobs(ctx context.Context, tube string, state backend.State, limit int) (int, error)
+}, tube string, fill func(jobs int)) {
+	jobs := *scaleJobs
 	start := time.Now()
-	for range rounds {
-		p, err := lister.ListJobs(ctx, backend.ListParams{Tube: tube, State: backend.Ready, After: page.Next, Limit: 100, BodyBytes: 256})
-		require.NoError(t, err)
-		require.Len(t, p.Jobs, 100)
-	}
-	t.Logf("a page of 100 from the middle of %d jobs: %v", jobs, time.Since(start)/rounds)
+	fill(jobs)
+	b.Logf("filled %d jobs in %v", jobs, time.Since(start))
 
-	var longest time.Duration
-	deleted, calls := 0, 0
-	start = time.Now()
-	for maxCalls == 0 || calls < maxCalls {
-		t0 := time.Now()
-		n, err := editor.DeleteJobs(ctx, tube, backend.Ready, backend.MaxBulkLimit)
-		longest = max(longest, time.Since(t0))
-		require.NoError(t, err)
-		deleted += n
-		calls++
-		if n == 0 {
-			break
-		}
+	ctx := context.Background()
+	page, err := store.ListJobs(ctx, backend.ListParams{Tube: tube, State: backend.Ready, Limit: 1000})
+	require.NoError(b, err)
+	for range jobs / 2000 { // to the middle
+		page, err = store.ListJobs(ctx, backend.ListParams{Tube: tube, State: backend.Ready, After: page.Next, Limit: 1000})
+		require.NoError(b, err)
 	}
-	t.Logf("flushed %d jobs in %d calls in %v, the longest call %v", deleted, calls, time.Since(start), longest)
+	middle := page.Next
+
+	b.Run("page", func(b *testing.B) {
+		for b.Loop() {
+			p, err := store.ListJobs(ctx, backend.ListParams{Tube: tube, State: backend.Ready, After: middle, Limit: 100, BodyBytes: 256})
+			require.NoError(b, err)
+			require.Len(b, p.Jobs, 100)
+		}
+	})
+	b.Run("flush-call", func(b *testing.B) {
+		var longest time.Duration
+		for b.Loop() {
+			start := time.Now()
+			n, err := store.DeleteJobs(ctx, tube, backend.Ready, backend.MaxBulkLimit)
+			longest = max(longest, time.Since(start))
+			require.NoError(b, err)
+			require.Equal(b, backend.MaxBulkLimit, n, "the tube ran short of jobs: a larger -scale.jobs")
+		}
+		b.ReportMetric(float64(longest)/float64(time.Millisecond), "longest-ms")
+	})
 }

@@ -35,7 +35,7 @@ var (
 
 // admin returns a shared pool for schema set-up and tear-down. Without Postgres the test fails in
 // CI (CI=true) and is skipped elsewhere.
-func admin(t *testing.T) *pgxpool.Pool {
+func admin(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	adminOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -52,7 +52,7 @@ func admin(t *testing.T) *pgxpool.Pool {
 }
 
 // testSchema returns a fresh schema name, dropped when the test ends.
-func testSchema(t *testing.T) string {
+func testSchema(t testing.TB) string {
 	t.Helper()
 	pool := admin(t)
 	var b [6]byte
@@ -74,7 +74,7 @@ func testOptions(schema string, clock backend.Clock) Options {
 }
 
 // newTestBackend opens a Backend in its own schema (or the given one), closed at cleanup.
-func newTestBackend(t *testing.T, clock backend.Clock, schema ...string) *Backend {
+func newTestBackend(t testing.TB, clock backend.Clock, schema ...string) *Backend {
 	t.Helper()
 	var s string
 	if len(schema) > 0 {

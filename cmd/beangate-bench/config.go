@@ -25,7 +25,6 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: beangate-bench -servers name=host:port,... [flags]   compare beanstalk servers")
-		fmt.Fprintln(stderr, "       beangate-bench floor -store URL [flags]          what the least possible queue costs the store (floor -h)")
 		fs.PrintDefaults()
 	}
 	cfg := &config{}

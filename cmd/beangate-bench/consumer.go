@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync/atomic"
 	"time"
+
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // latencyKind says what a consumer measures for each job.
@@ -18,7 +20,7 @@ const (
 // consumer reserves and deletes jobs on one connection, recording each in the ledger.
 type consumer struct {
 	r       *round
-	c       *conn
+	c       *beanstalk.Conn
 	command string // "reserve", or "reserve-with-timeout 0" to stop when nothing is ready
 	kind    latencyKind
 	due     time.Duration // the put delay, for lateness
@@ -32,7 +34,7 @@ func (k *consumer) run() error {
 	if err != nil && k.stopped != nil && k.stopped.Load() && isClosed(err) {
 		return nil
 	}
-	if errors.Is(err, errTimedOut) {
+	if errors.Is(err, beanstalk.ErrTimedOut) {
 		return nil
 	}
 	return err
@@ -48,12 +50,12 @@ func (k *consumer) loop() error {
 
 // one reserves a job, records it and deletes it.
 func (k *consumer) one() error {
-	k.c.WriteLine(k.command)
+	k.c.Send(k.command)
 	if err := k.c.Flush(); err != nil {
 		return err
 	}
 	asked := time.Now()
-	id, body, err := k.c.ReadReserved()
+	id, body, err := k.c.ReadJob("RESERVED")
 	if err != nil {
 		return err
 	}
@@ -73,11 +75,11 @@ func (k *consumer) one() error {
 	if err := k.r.ledger.Reserved(id); err != nil {
 		return err
 	}
-	k.c.WriteDelete(id)
+	k.c.SendDelete(id)
 	if err := k.c.Flush(); err != nil {
 		return err
 	}
-	if err := k.c.ReadDeleted(); err != nil {
+	if err := k.c.Expect("DELETED"); err != nil {
 		return err
 	}
 	return k.r.ledger.Deleted(id)

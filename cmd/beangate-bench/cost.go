@@ -5,6 +5,9 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/beangate/beangate/internal/procfs"
+	"github.com/beangate/beangate/internal/storeprobe"
 )
 
 // costMeter measures what a round's jobs cost: the gateway processes' CPU (from /proc, every
@@ -12,10 +15,10 @@ import (
 // cannot be read are NaN; every round reports the same list so rounds and servers line up.
 type costMeter struct {
 	gatewayPIDs []int
-	probe       storeProbe
+	probe       storeprobe.Probe
 	gateway     time.Duration
 	switches    int64 // the gateways' context switches, -1 if unknown
-	store       storeSample
+	store       storeprobe.Sample
 	storeOK     bool
 }
 
@@ -29,9 +32,9 @@ func startCost(t target) *costMeter {
 	if t.Store != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 		defer cancel()
-		if p, err := openStoreProbe(ctx, t.Store); err == nil {
+		if p, err := storeprobe.Open(ctx, t.Store); err == nil {
 			m.probe = p
-			m.store, err = p.sample(ctx)
+			m.store, err = p.Sample(ctx)
 			m.storeOK = err == nil
 		}
 	}
@@ -48,26 +51,26 @@ func (m *costMeter) finish(jobs int64) []metric {
 		{Name: "gateway CPU per job", Unit: "µs", Value: gateway, Lower: true},
 		{Name: "gateway context switches per job", Unit: "switches", Value: perJob(m.switches, m.gatewaySwitches(), jobs), Lower: true},
 	}
-	before, after := unknownSample, unknownSample
+	before, after := storeprobe.Unknown, storeprobe.Unknown
 	if m.probe != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 		defer cancel()
-		if s, err := m.probe.sample(ctx); err == nil && m.storeOK {
+		if s, err := m.probe.Sample(ctx); err == nil && m.storeOK {
 			before, after = m.store, s
 		}
 		m.probe.Close()
 	}
-	if before.cpu < 0 {
+	if before.CPU < 0 {
 		jobs = 0 // every store figure NaN
 	}
 	return append(out, storeMetrics(before, after, jobs)...)
 }
 
 // gatewayCPU sums the gateways' CPU; -1 when any is unknown.
-func (m *costMeter) gatewayCPU() time.Duration { return sumOver(m.gatewayPIDs, processCPU) }
+func (m *costMeter) gatewayCPU() time.Duration { return sumOver(m.gatewayPIDs, procfs.CPU) }
 
 // gatewaySwitches sums the gateways' context switches; -1 when any is unknown.
-func (m *costMeter) gatewaySwitches() int64 { return sumOver(m.gatewayPIDs, processSwitches) }
+func (m *costMeter) gatewaySwitches() int64 { return sumOver(m.gatewayPIDs, procfs.ContextSwitches) }
 
 // sumOver sums read(pid) over pids; -1 when there are none or any read fails.
 func sumOver[T time.Duration | int64](pids []int, read func(pid int) (T, error)) T {
@@ -93,11 +96,35 @@ func gatewayPIDs(t target) []int {
 	}
 	var pids []int
 	for _, a := range addrs {
-		pid, err := pidListeningOn(a)
+		pid, err := procfs.ListenerPID(a)
 		if err != nil {
 			return nil
 		}
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// perJob is (after-before)/jobs, NaN when either side is unknown or there were no jobs.
+func perJob(before, after, jobs int64) float64 {
+	if before < 0 || after < 0 || jobs <= 0 {
+		return math.NaN()
+	}
+	return float64(after-before) / float64(jobs)
+}
+
+// storeMetrics are a round's store figures per job, always the same list so rounds line up.
+func storeMetrics(before, after storeprobe.Sample, jobs int64) []metric {
+	cpu := math.NaN()
+	if jobs > 0 {
+		cpu = float64(after.CPU-before.CPU) / float64(time.Microsecond) / float64(jobs)
+	}
+	return []metric{
+		{Name: "store CPU per job", Unit: "µs", Value: cpu, Lower: true},
+		{Name: "store commands per job", Unit: "cmds", Value: perJob(before.Commands, after.Commands, jobs), Lower: true},
+		{Name: "store FCALLs per job", Unit: "calls", Value: perJob(before.FCalls, after.FCalls, jobs), Lower: true},
+		{Name: "store WAL per job", Unit: "bytes", Value: perJob(before.WALBytes, after.WALBytes, jobs), Lower: true},
+		{Name: "store commits per job", Unit: "xacts", Value: perJob(before.Commits, after.Commits, jobs), Lower: true},
+		{Name: "store fsyncs per job", Unit: "syncs", Value: perJob(before.Fsyncs, after.Fsyncs, jobs), Lower: true},
+	}
 }

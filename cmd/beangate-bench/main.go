@@ -19,9 +19,6 @@ func main() {
 // run returns the exit status: 0 done, 1 a round failed (a server error, a lost or doubly
 // delivered job), 2 bad usage.
 func run(args []string, stdout io.Writer, stderr *os.File) int {
-	if len(args) > 0 && args[0] == "floor" {
-		return runFloor(args[1:], stdout, stderr)
-	}
 	cfg, err := parseConfig(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

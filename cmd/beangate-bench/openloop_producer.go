@@ -1,6 +1,10 @@
 package main
 
-import "time"
+import (
+	"time"
+
+	"github.com/beangate/beangate/internal/beanstalk"
+)
 
 // openLoopStampLen: an open-loop job body starts with two stamps, the put's due time and the time
 // it was actually sent, so a worker can tell the server's delay from the harness's own lateness.
@@ -11,7 +15,7 @@ const openLoopStampLen = 2 * stampLen
 // slow reply never holds back the next put: the offered rate is the schedule's, not the server's.
 type scheduledProducer struct {
 	r           *round
-	c           *conn
+	c           *beanstalk.Conn
 	plan        schedule
 	index       int       // this producer's place among the plan's producers
 	measureFrom time.Time // jobs due from here on are measured
@@ -30,7 +34,7 @@ func (p *scheduledProducer) send() error {
 			due := p.plan.due(i)
 			stamp(body[:stampLen], p.r.base, due)
 			stamp(body[stampLen:openLoopStampLen], p.r.base, now)
-			p.c.WritePut(jobPriority, 0, jobTTR, body)
+			p.c.SendPut(jobPriority, 0, jobTTR, body)
 			if !due.Before(p.measureFrom) {
 				p.lags = append(p.lags, now.Sub(due))
 			}
@@ -46,7 +50,7 @@ func (p *scheduledProducer) send() error {
 // reader, send only its writer, so the two may run at once.
 func (p *scheduledProducer) receive() error {
 	for range p.plan.share(p.index) {
-		id, err := p.c.ReadInserted()
+		id, err := p.c.ReadUint("INSERTED")
 		if err != nil {
 			return err
 		}

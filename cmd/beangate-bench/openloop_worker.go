@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // waitingReserve is what a typical worker sends: it wakes at least once a second to check it
@@ -16,7 +18,7 @@ const waitingReserve = "reserve-with-timeout 1"
 // server, so each job is delivered through the server's wake-up path.
 type waitingWorker struct {
 	r           *round
-	c           *conn
+	c           *beanstalk.Conn
 	handler     time.Duration
 	measureFrom time.Time    // jobs due from here on are measured
 	stopped     *atomic.Bool // set before the harness closes the connection to end the round
@@ -30,8 +32,8 @@ func (w *waitingWorker) run() error {
 		err := w.one()
 		switch {
 		case err == nil:
-		case errors.Is(err, errTimedOut) && !w.stopped.Load():
-		case w.stopped.Load() && (isClosed(err) || errors.Is(err, errTimedOut)):
+		case errors.Is(err, beanstalk.ErrTimedOut) && !w.stopped.Load():
+		case w.stopped.Load() && (isClosed(err) || errors.Is(err, beanstalk.ErrTimedOut)):
 			return nil
 		default:
 			return err
@@ -41,11 +43,11 @@ func (w *waitingWorker) run() error {
 
 // one waits for a job, records it, holds it and deletes it.
 func (w *waitingWorker) one() error {
-	w.c.WriteLine(waitingReserve)
+	w.c.Send(waitingReserve)
 	if err := w.c.Flush(); err != nil {
 		return err
 	}
-	id, body, err := w.c.ReadReserved()
+	id, body, err := w.c.ReadJob("RESERVED")
 	if err != nil {
 		return err
 	}
@@ -59,11 +61,11 @@ func (w *waitingWorker) one() error {
 	if w.handler > 0 {
 		time.Sleep(w.handler)
 	}
-	w.c.WriteDelete(id)
+	w.c.SendDelete(id)
 	if err := w.c.Flush(); err != nil {
 		return err
 	}
-	if err := w.c.ReadDeleted(); err != nil {
+	if err := w.c.Expect("DELETED"); err != nil {
 		return err
 	}
 	return w.r.ledger.Deleted(id)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"time"
+
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // next tells a producer what to do about its next put.
@@ -17,7 +19,7 @@ const (
 // one goroutine: top the window up, flush once, read what has arrived).
 type producer struct {
 	r     *round
-	c     *conn
+	c     *beanstalk.Conn
 	depth int
 	delay uint32
 	next  func() next
@@ -37,7 +39,7 @@ func (p *producer) run() error {
 			}
 			now := time.Now()
 			stamp(body, p.r.base, now)
-			p.c.WritePut(jobPriority, p.delay, jobTTR, body)
+			p.c.SendPut(jobPriority, p.delay, jobTTR, body)
 			sent[(head+inflight)%p.depth] = now
 			inflight++
 		}
@@ -54,8 +56,8 @@ func (p *producer) run() error {
 			continue
 		}
 		// Read one reply (blocking), then any others that have already arrived.
-		for first := true; inflight > 0 && (first || p.c.r.Buffered() > 0); first = false {
-			id, err := p.c.ReadInserted()
+		for first := true; inflight > 0 && (first || p.c.Buffered() > 0); first = false {
+			id, err := p.c.ReadUint("INSERTED")
 			if err != nil {
 				return err
 			}

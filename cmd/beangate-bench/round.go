@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // options are the knobs shared by every scenario.
@@ -67,7 +70,7 @@ type round struct {
 	server *serverState
 
 	mu      sync.Mutex
-	conns   []*conn
+	conns   []*beanstalk.Conn
 	err     error
 	failed  chan struct{}
 	failing sync.Once
@@ -96,13 +99,20 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// dial connects to a server, giving up after 10 s.
+func dial(addr string) (*beanstalk.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return beanstalk.Dial(ctx, addr)
+}
+
 // dial opens a connection to the primary address that the round closes when it fails or ends.
-func (r *round) dial() (*conn, error) {
+func (r *round) dial() (*beanstalk.Conn, error) {
 	return r.dialAddr(r.target.primary())
 }
 
 // dialAddr is dial to a given address of the target.
-func (r *round) dialAddr(addr string) (*conn, error) {
+func (r *round) dialAddr(addr string) (*beanstalk.Conn, error) {
 	c, err := dial(addr)
 	if err != nil {
 		return nil, err

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"math"
-	"net"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/beangate/beangate/internal/beanstalk"
+	"github.com/beangate/beangate/internal/procfs"
 )
 
 // statsSamples is how many `stats` round trips the conns scenario times.
@@ -20,7 +22,7 @@ const statsSamples = 200
 func runConns(r *round) ([]metric, error) {
 	pid := r.target.PID
 	if pid == 0 {
-		pid, _ = pidListeningOn(r.target.primary()) // a remote server: memory is simply not reported
+		pid, _ = procfs.ListenerPID(r.target.primary()) // a remote server: memory is simply not reported
 	}
 	if r.server.rssBaseline == 0 {
 		r.server.rssBaseline = readRSS(pid)
@@ -57,7 +59,7 @@ func readRSS(pid int) float64 {
 	if pid == 0 {
 		return math.NaN()
 	}
-	kib, err := rssKiB(pid)
+	kib, err := procfs.RSSKiB(pid)
 	if err != nil {
 		return math.NaN()
 	}
@@ -65,9 +67,9 @@ func readRSS(pid int) float64 {
 }
 
 // openIdle dials n connections from a few goroutines and checks each with one round trip.
-func openIdle(r *round, n int) ([]*conn, error) {
+func openIdle(r *round, n int) ([]*beanstalk.Conn, error) {
 	const dialers = 32
-	conns := make([]*conn, n)
+	conns := make([]*beanstalk.Conn, n)
 	errs := make(chan error, dialers)
 	var wg sync.WaitGroup
 	for d := range dialers {
@@ -81,7 +83,12 @@ func openIdle(r *round, n int) ([]*conn, error) {
 					return
 				}
 				conns[i] = c
-				if err := c.Command("list-tube-used", "USING default"); err != nil {
+				c.Send("list-tube-used")
+				if err := c.Flush(); err != nil {
+					errs <- fmt.Errorf("connection %d: %w", i, err)
+					return
+				}
+				if err := c.Expect("USING"); err != nil {
 					errs <- fmt.Errorf("connection %d: %w", i, err)
 					return
 				}
@@ -90,17 +97,14 @@ func openIdle(r *round, n int) ([]*conn, error) {
 	}
 	wg.Wait()
 	close(errs)
-	opened := slices.DeleteFunc(conns, func(c *conn) bool { return c == nil })
+	opened := slices.DeleteFunc(conns, func(c *beanstalk.Conn) bool { return c == nil })
 	return opened, <-errs
 }
 
 // closeAbruptly resets the connections instead of closing them gracefully, so thousands of
 // client sockets do not sit in TIME_WAIT and exhaust loopback ports over several rounds.
-func closeAbruptly(conns []*conn) {
+func closeAbruptly(conns []*beanstalk.Conn) {
 	for _, c := range conns {
-		if tc, ok := c.nc.(*net.TCPConn); ok {
-			_ = tc.SetLinger(0)
-		}
-		_ = c.Close()
+		_ = c.Reset()
 	}
 }

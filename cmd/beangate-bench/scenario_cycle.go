@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync/atomic"
 	"time"
+
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // backlogDrainTimeout bounds how long consumers may take to finish the backlog after the
@@ -33,7 +35,7 @@ func runCycle(r *round) ([]metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	ks, err := r.dialConsumers(r.opts.Conns-producers, false, func(c *conn) *consumer {
+	ks, err := r.dialConsumers(r.opts.Conns-producers, false, func(c *beanstalk.Conn) *consumer {
 		return &consumer{r: r, c: c, command: "reserve", kind: reserveRoundTrip, stopped: &stopped}
 	})
 	if err != nil {
@@ -80,11 +82,11 @@ func runCycleAlone(r *round) ([]metric, error) {
 	start := time.Now()
 	deadline := start.Add(r.opts.Duration)
 	for time.Now().Before(deadline) {
-		c.WritePut(jobPriority, 0, jobTTR, body)
+		c.SendPut(jobPriority, 0, jobTTR, body)
 		if err := c.Flush(); err != nil {
 			return nil, err
 		}
-		id, err := c.ReadInserted()
+		id, err := c.ReadUint("INSERTED")
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,8 @@ package main
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // runDrain: pre-load -jobs jobs (not measured), then -conns consumers reserve and delete until
@@ -11,7 +13,7 @@ func runDrain(r *round) ([]metric, error) {
 	if err := preload(r, int64(r.opts.Jobs)); err != nil {
 		return nil, err
 	}
-	ks, err := r.dialConsumers(r.opts.Conns, false, func(c *conn) *consumer {
+	ks, err := r.dialConsumers(r.opts.Conns, false, func(c *beanstalk.Conn) *consumer {
 		return &consumer{r: r, c: c, command: "reserve-with-timeout 0", kind: reserveRoundTrip}
 	})
 	if err != nil {

@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
 // Every scenario (but delayed, which needs a second of real time per job) completes a short
 // round against a real beanstalkd with its exactly-once checks passing.
 func TestScenariosPassTheirChecksOnBeanstalkd(t *testing.T) {
-	addr := startBeanstalkd(t)
+	addr := gatewaytest.StartBeanstalkd(t, gatewaytest.DebianBeanstalkd(t), 0)
 	base := options{Conns: 4, Pipeline: 4, Body: 100, Tubes: 2, Duration: 200 * time.Millisecond,
 		Backlog: 100, Interval: 5 * time.Millisecond}
 	tests := []struct {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync/atomic"
 	"time"
+
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // runReserveWait: -conns consumers block in `reserve`, spread over -tubes tubes; one put every
@@ -24,7 +26,7 @@ func runDelayed(r *round) ([]metric, error) {
 func trickle(r *round, delaySeconds uint32, kind latencyKind, what string) ([]metric, error) {
 	due := time.Duration(delaySeconds) * time.Second
 	var stopped atomic.Bool
-	ks, err := r.dialConsumers(r.opts.Conns, true, func(c *conn) *consumer {
+	ks, err := r.dialConsumers(r.opts.Conns, true, func(c *beanstalk.Conn) *consumer {
 		return &consumer{r: r, c: c, command: "reserve", kind: kind, due: due, stopped: &stopped}
 	})
 	if err != nil {
@@ -68,13 +70,13 @@ func trickle(r *round, delaySeconds uint32, kind latencyKind, what string) ([]me
 }
 
 // putOne puts a single stamped job and records its INSERTED id.
-func putOne(r *round, c *conn, delaySeconds uint32, body []byte) error {
+func putOne(r *round, c *beanstalk.Conn, delaySeconds uint32, body []byte) error {
 	stamp(body, r.base, time.Now())
-	c.WritePut(jobPriority, delaySeconds, jobTTR, body)
+	c.SendPut(jobPriority, delaySeconds, jobTTR, body)
 	if err := c.Flush(); err != nil {
 		return err
 	}
-	id, err := c.ReadInserted()
+	id, err := c.ReadUint("INSERTED")
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // finish ends a round: delete by id whatever was put but not consumed (the put and drain
@@ -46,14 +45,14 @@ func (r *round) deleteLeftovers() error {
 			for start := w * depth; start < len(ids); start += conns * depth {
 				batch := ids[start:min(start+depth, len(ids))]
 				for _, id := range batch {
-					c.WriteDelete(id)
+					c.SendDelete(id)
 				}
 				if err := c.Flush(); err != nil {
 					errs[w] = err
 					return
 				}
 				for _, id := range batch {
-					if err := c.ReadDeleted(); err != nil {
+					if err := c.Expect("DELETED"); err != nil {
 						errs[w] = fmt.Errorf("job %d: %w", id, err)
 						return
 					}
@@ -80,15 +79,15 @@ func (r *round) confirmEmpty() error {
 	if err := c.WatchOnly(r.tubes...); err != nil {
 		return err
 	}
-	c.WriteLine("reserve-with-timeout 0")
+	c.Send("reserve-with-timeout 0")
 	if err := c.Flush(); err != nil {
 		return err
 	}
-	id, _, err := c.ReadReserved()
+	id, _, err := c.ReadJob("RESERVED")
 	if err == nil {
 		return fmt.Errorf("tube not empty after the round: reserved job %d", id)
 	}
-	if !errors.Is(err, errTimedOut) {
+	if !errors.Is(err, beanstalk.ErrTimedOut) {
 		return err
 	}
 	for _, tube := range r.tubes {
@@ -104,44 +103,18 @@ func (r *round) confirmEmpty() error {
 }
 
 // tubeJobs is the tube's job count in every state, from stats-tube.
-func tubeJobs(c *conn, tube string) (int, error) {
-	c.WriteLine("stats-tube " + tube)
-	if err := c.Flush(); err != nil {
-		return 0, err
-	}
-	line, err := c.readLine()
+func tubeJobs(c *beanstalk.Conn, tube string) (int, error) {
+	stats, err := c.StatsTube(tube)
 	if err != nil {
 		return 0, err
 	}
-	size, ok := parseWordUint(line, "OK ")
-	if !ok {
-		return 0, &replyError{"stats-tube", string(line)}
-	}
-	doc, err := c.readData(int(size))
-	if err != nil {
-		return 0, err
-	}
-	stats := yamlFields(doc)
 	total := 0
 	for _, key := range []string{"current-jobs-ready", "current-jobs-reserved", "current-jobs-delayed", "current-jobs-buried"} {
-		v, err := strconv.Atoi(stats[key])
+		v, err := strconv.Atoi(stats.String(key))
 		if err != nil {
 			return 0, fmt.Errorf("stats-tube %s: %s: %q", tube, key, stats[key])
 		}
 		total += v
 	}
 	return total, nil
-}
-
-// yamlFields reads the flat `key: value` lines of a stats document (quotes stripped).
-func yamlFields(doc []byte) map[string]string {
-	fields := make(map[string]string)
-	sc := bufio.NewScanner(bytes.NewReader(doc))
-	for sc.Scan() {
-		key, value, ok := strings.Cut(sc.Text(), ": ")
-		if ok {
-			fields[key] = strings.Trim(value, `"`)
-		}
-	}
-	return fields
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // workers runs functions concurrently; the first error fails the round (closing its
@@ -41,7 +43,7 @@ func (r *round) dialProducers(n int, delay uint32, next func() next) ([]*produce
 
 // dialConsumers opens n connections; with spread each watches one tube in turn, otherwise
 // every one watches all of the round's tubes.
-func (r *round) dialConsumers(n int, spread bool, mk func(*conn) *consumer) ([]*consumer, error) {
+func (r *round) dialConsumers(n int, spread bool, mk func(*beanstalk.Conn) *consumer) ([]*consumer, error) {
 	ks := make([]*consumer, n)
 	for i := range ks {
 		c, err := r.dialAddr(r.target.consumer())

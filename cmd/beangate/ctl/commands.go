@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,11 +12,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/beanstalkd/go-beanstalk"
 	"github.com/spf13/cobra"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/beangate/beangate/gateway/console"
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 func (o *options) json() bool { return o.output == "json" }
@@ -186,6 +187,7 @@ func peekCmd(o *options) *cobra.Command {
 					id, body, err = peekState(c, args[0], state)
 				} else if id, err = parseID(args[0]); err == nil {
 					body, err = c.Peek(id)
+					body = bytes.Clone(body) // read again by stats-job
 				}
 				if err != nil {
 					return err
@@ -224,8 +226,19 @@ func putCmd(o *options) *cobra.Command {
 					return err
 				}
 			}
+			delaySecs, err := seconds(delay)
+			if err != nil {
+				return err
+			}
+			ttrSecs, err := seconds(ttr)
+			if err != nil {
+				return err
+			}
 			return o.withConn(func(c *beanstalk.Conn) error {
-				id, err := beanstalk.NewTube(c, args[0]).Put(body, pri, delay, ttr)
+				if err := c.Use(args[0]); err != nil {
+					return err
+				}
+				id, err := c.Put(pri, delaySecs, ttrSecs, body)
 				if err != nil {
 					return err
 				}
@@ -296,19 +309,22 @@ func kickCmd(o *options) *cobra.Command {
 					}
 					return o.printIDs("kicked", []uint64{id})
 				}
-				bound := 1
+				bound := uint64(1)
 				if len(args) == 2 {
 					n, err := strconv.Atoi(args[1])
 					if err != nil || n < 0 {
 						return usageError{fmt.Errorf("%q is not a count", args[1])}
 					}
-					bound = n
+					bound = uint64(n)
 				}
-				n, err := beanstalk.NewTube(c, args[0]).Kick(bound)
+				if err := c.Use(args[0]); err != nil {
+					return err
+				}
+				n, err := c.Kick(bound)
 				if err != nil {
 					return err
 				}
-				return o.printCount("kicked", uint64(n))
+				return o.printCount("kicked", n)
 			})
 		},
 	}
@@ -347,7 +363,7 @@ func pauseCmd(o *options) *cobra.Command {
 				return usageError{fmt.Errorf("%q is not a number of seconds", args[1])}
 			}
 			return o.withConn(func(c *beanstalk.Conn) error {
-				if err := beanstalk.NewTube(c, args[0]).Pause(time.Duration(secs) * time.Second); err != nil {
+				if err := c.PauseTube(args[0], secs); err != nil {
 					return err
 				}
 				if o.json() {
@@ -396,10 +412,13 @@ func flushCmd(o *options) *cobra.Command {
 			// The protocol: peek and delete one job at a time, as any beanstalk client must.
 			fmt.Fprintln(o.stderr, "beangate ctl: no --api: flushing through the protocol, one peek and delete per job")
 			return o.withConn(func(c *beanstalk.Conn) error {
+				if err := c.Use(args[0]); err != nil {
+					return err
+				}
 				var n uint64
 				for _, st := range sts {
 					for {
-						id, _, err := peekState(c, args[0], st)
+						id, _, err := c.PeekState(st)
 						if errors.Is(err, beanstalk.ErrNotFound) {
 							break
 						}

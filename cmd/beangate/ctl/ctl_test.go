@@ -85,6 +85,24 @@ func (s server) tubeStat(t *testing.T, tube, key string) string {
 	return st[key]
 }
 
+// onBothServers runs test in parallel against a fresh beanstalkd and a fresh beangate (protocol
+// only, no --api).
+func onBothServers(t *testing.T, test func(t *testing.T, s server)) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		start func(*testing.T) server
+	}{
+		{"beanstalkd", startBeanstalkd},
+		{"beangate", func(t *testing.T) server { return server{addr: startBeangate(t).addr} }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, tt.start(t))
+		})
+	}
+}
+
 // everyCommand runs each protocol command, text and JSON, and checks its effect over the
 // protocol.
 func everyCommand(t *testing.T, s server) {
@@ -222,38 +240,27 @@ func TestCtlAgainstBeangate(t *testing.T) {
 // Without --api, list shows the first job of the state with its real figures, from stats-job
 // (the peek alone gives only the body): nothing invented, on beanstalkd and beangate alike.
 func TestCtlListWithoutAPIShowsTheJobsStats(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		name  string
-		start func(*testing.T) server
-	}{
-		{"beanstalkd", startBeanstalkd},
-		{"beangate", func(t *testing.T) server { return server{addr: startBeangate(t).addr} }},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			s := tt.start(t)
-			s.ok(t, "put", "l", "first", "--pri", "1024", "--ttr", "90s")
-			s.ok(t, "put", "l", "second")
-			code, out, errOut := s.run(t, "list", "l")
-			require.Zero(t, code, errOut)
-			require.Contains(t, errOut, "shows only the first job of a state")
-			require.Regexp(t, `(?m)^1\s+1024\s+\d+s\s+\d+s\s+5\s+first$`, out)
-			require.NotContains(t, out, "second")
+	onBothServers(t, func(t *testing.T, s server) {
+		s.ok(t, "put", "l", "first", "--pri", "1024", "--ttr", "90s")
+		s.ok(t, "put", "l", "second")
+		code, out, errOut := s.run(t, "list", "l")
+		require.Zero(t, code, errOut)
+		require.Contains(t, errOut, "shows only the first job of a state")
+		require.Regexp(t, `(?m)^1\s+1024\s+\d+s\s+\d+s\s+5\s+first$`, out)
+		require.NotContains(t, out, "second")
 
-			var page console.Page
-			s.okJSON(t, &page, "list", "l")
-			require.Len(t, page.Jobs, 1)
-			j := page.Jobs[0]
-			require.Equal(t, uint64(1), j.ID)
-			require.Equal(t, "l", j.Tube, "unquoted, whichever --compat the server answers with")
-			require.Equal(t, "ready", j.State)
-			require.Equal(t, uint32(1024), j.Priority)
-			require.Equal(t, float64(90), j.TTR)
-			require.Equal(t, "first", string(j.Body))
-			require.Equal(t, 5, j.BodySize)
-		})
-	}
+		var page console.Page
+		s.okJSON(t, &page, "list", "l")
+		require.Len(t, page.Jobs, 1)
+		j := page.Jobs[0]
+		require.Equal(t, uint64(1), j.ID)
+		require.Equal(t, "l", j.Tube, "unquoted, whichever --compat the server answers with")
+		require.Equal(t, "ready", j.State)
+		require.Equal(t, uint32(1024), j.Priority)
+		require.Equal(t, float64(90), j.TTR)
+		require.Equal(t, "first", string(j.Body))
+		require.Equal(t, 5, j.BodySize)
+	})
 }
 
 // Every command's usage line works when copied: it names "beangate ctl", not "beangate".
@@ -279,4 +286,42 @@ func TestCtlUsageNamesBeangateCtl(t *testing.T) {
 			require.NotRegexp(t, `(?m)^\s*beangate (put|list|move|kick|peek|delete|flush|pause)\b`, out.String())
 		})
 	}
+}
+
+// A failed command says which protocol command failed and why, in the same words on beanstalkd
+// and beangate.
+func TestCtlErrorsNameTheCommand(t *testing.T) {
+	onBothServers(t, func(t *testing.T, s server) {
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"peek", "999"}, "beangate ctl: peek: not found\n"},
+			{[]string{"peek", "jobs", "--state", "buried"}, "beangate ctl: peek-buried: not found\n"},
+			{[]string{"kick", "--job", "999"}, "beangate ctl: kick-job: not found\n"},
+			{[]string{"delete", "999"}, "beangate ctl: delete 999: delete: not found\n"},
+			{[]string{"pause", "nosuchtube", "5"}, "beangate ctl: pause-tube: not found\n"},
+			{[]string{"put", "jobs", "x", "--delay", "-1s"}, "beangate ctl: duration must be non-negative, got -1s\n"},
+		} {
+			code, out, errOut := s.run(t, c.args...)
+			require.Equal(t, 1, code, "ctl %v", c.args)
+			require.Empty(t, out)
+			require.Equal(t, c.want, errOut, "ctl %v", c.args)
+		}
+	})
+}
+
+// With --token, ctl authenticates before its command (beangate's --auth-token-file); a token
+// the server refuses is reported with the server's reply.
+func TestCtlAuthenticatesWithToken(t *testing.T) {
+	t.Parallel()
+	store := memory.New(memory.Options{})
+	t.Cleanup(func() { _ = store.Close() })
+	addr, _ := gatewaytest.StartServer(t, store, gateway.Config{Sessions: backend.NewSessionIDs(),
+		Auth: func(token []byte) bool { return string(token) == "s3cret" }})
+	s := server{addr: addr}
+	require.Equal(t, "inserted 1\n", s.ok(t, "--token", "s3cret", "put", "jobs", "x"))
+	code, _, errOut := s.run(t, "--token", "wrong", "stats")
+	require.Equal(t, 1, code)
+	require.Equal(t, "beangate ctl: auth refused by "+addr+": \"UNAUTHORIZED\"\n", errOut)
 }

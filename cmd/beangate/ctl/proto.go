@@ -1,15 +1,17 @@
 package ctl
 
 import (
-	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/beanstalkd/go-beanstalk"
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // dial opens a beanstalk connection, authenticating first when a token is given (beangate's
@@ -19,20 +21,20 @@ func (o *options) dial() (*beanstalk.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	c := beanstalk.NewConn(nc)
 	if o.token != "" {
-		_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := fmt.Fprintf(nc, "auth %s\r\n", o.token); err != nil {
-			_ = nc.Close()
-			return nil, err
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if err := c.Auth(o.token); err != nil {
+			_ = c.Close()
+			var re *beanstalk.ReplyError
+			if errors.As(err, &re) {
+				return nil, fmt.Errorf("auth refused by %s: %q", o.addr, re.Reply)
+			}
+			return nil, fmt.Errorf("auth refused by %s: %w", o.addr, err)
 		}
-		line, err := bufio.NewReader(nc).ReadString('\n')
-		if err != nil || strings.TrimSpace(line) != "AUTHENTICATED" {
-			_ = nc.Close()
-			return nil, fmt.Errorf("auth refused by %s: %q", o.addr, strings.TrimSpace(line))
-		}
-		_ = nc.SetDeadline(time.Time{})
+		_ = c.SetDeadline(time.Time{})
 	}
-	return beanstalk.NewConn(nc), nil
+	return c, nil
 }
 
 // typed turns a stats map's numbers into numbers, for JSON.
@@ -90,7 +92,7 @@ func readTubes(c *beanstalk.Conn) ([]tubeRow, error) {
 	sort.Strings(names)
 	rows := make([]tubeRow, 0, len(names))
 	for _, name := range names {
-		st, err := beanstalk.NewTube(c, name).Stats()
+		st, err := c.StatsTube(name)
 		if err != nil {
 			continue // gone since list-tubes
 		}
@@ -105,16 +107,28 @@ func readTubes(c *beanstalk.Conn) ([]tubeRow, error) {
 	return rows, nil
 }
 
-// stateName is the protocol's word for a peekable state.
+// peekState peeks at the next job of tube in state: ready, delayed or buried.
 func peekState(c *beanstalk.Conn, tube, state string) (uint64, []byte, error) {
-	t := beanstalk.NewTube(c, tube)
 	switch state {
-	case "ready":
-		return t.PeekReady()
-	case "delayed":
-		return t.PeekDelayed()
-	case "buried":
-		return t.PeekBuried()
+	case "ready", "delayed", "buried":
+	default:
+		return 0, nil, usageError{fmt.Errorf("state %q: ready, delayed or buried", state)}
 	}
-	return 0, nil, usageError{fmt.Errorf("state %q: ready, delayed or buried", state)}
+	if err := c.Use(tube); err != nil {
+		return 0, nil, err
+	}
+	id, body, err := c.PeekState(state)
+	return id, bytes.Clone(body), err
+}
+
+// seconds is a duration in the protocol's whole seconds.
+func seconds(d time.Duration) (uint32, error) {
+	if d < 0 {
+		return 0, fmt.Errorf("duration must be non-negative, got %v", d)
+	}
+	s := d / time.Second
+	if s > math.MaxUint32 {
+		return 0, fmt.Errorf("duration %v is too long", d)
+	}
+	return uint32(s), nil
 }

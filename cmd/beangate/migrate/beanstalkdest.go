@@ -2,22 +2,24 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // beanstalkDest puts jobs on a beanstalk server: new ids, no counters or age, and no key record
 // — a crash between a put and the source's delete leaves that batch on both (at least once).
 // Buried jobs are put, then reserved by id and buried (reserve-job: 1.12+).
 type beanstalkDest struct {
-	c     *conn
+	c     *beanstalk.Conn
 	using string
 }
 
 func openBeanstalkDest(ctx context.Context, addr string) (*beanstalkDest, error) {
-	c, err := dial(ctx, addr)
+	c, err := beanstalk.Dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -30,16 +32,16 @@ func (d *beanstalkDest) Import(_ context.Context, jobs []backend.ImportJob) ([]b
 	using := d.using
 	for _, j := range jobs {
 		if j.Tube != using {
-			d.c.send("use %s", j.Tube)
+			d.c.Send("use " + j.Tube)
 			using = j.Tube
 		}
-		delay := 0
+		var delay uint32
 		if j.State == backend.Delayed {
-			delay = int(j.TimeLeft.Round(time.Second) / time.Second)
+			delay = uint32(j.TimeLeft.Round(time.Second) / time.Second)
 		}
-		d.c.sendBody(fmt.Sprintf("put %d %d %d %d", j.Priority, delay, int(j.TTR/time.Second), len(j.Body)), j.Body)
+		d.c.SendPut(j.Priority, delay, uint32(j.TTR/time.Second), j.Body)
 	}
-	if err := d.c.flush(); err != nil {
+	if err := d.c.Flush(); err != nil {
 		return nil, err
 	}
 	using = d.using
@@ -50,35 +52,33 @@ func (d *beanstalkDest) Import(_ context.Context, jobs []backend.ImportJob) ([]b
 	var buried []bury
 	for _, j := range jobs {
 		if j.Tube != using {
-			if _, _, err := d.c.reply("USING"); err != nil {
+			if err := d.c.Expect("USING"); err != nil {
 				return out, fmt.Errorf("use: %w", err)
 			}
 			using = j.Tube
 			d.using = using
 		}
-		f, _, err := d.c.reply("INSERTED")
+		id, err := d.c.ReadUint("INSERTED")
 		if err != nil {
 			return out, fmt.Errorf("put: %w", err)
 		}
-		var id uint64
-		fmt.Sscan(f[1], &id)
 		out = append(out, backend.Imported{ID: id, Outcome: backend.IDChanged})
 		if j.State == backend.Buried {
 			buried = append(buried, bury{id, j.Priority})
 		}
 	}
 	for _, b := range buried {
-		d.c.send("reserve-job %d", b.id)
-		d.c.send("bury %d %d", b.id, b.pri)
+		d.c.Sendf("reserve-job %d", b.id)
+		d.c.Sendf("bury %d %d", b.id, b.pri)
 	}
-	if err := d.c.flush(); err != nil {
+	if err := d.c.Flush(); err != nil {
 		return out, err
 	}
 	for range buried {
-		if _, _, err := d.c.reply("RESERVED"); err != nil {
+		if _, _, err := d.c.ReadJob("RESERVED"); err != nil {
 			return out, fmt.Errorf("reserve-job: %w", err)
 		}
-		if _, _, err := d.c.reply("BURIED"); err != nil {
+		if err := d.c.Expect("BURIED"); err != nil {
 			return out, fmt.Errorf("bury: %w", err)
 		}
 	}
@@ -86,8 +86,8 @@ func (d *beanstalkDest) Import(_ context.Context, jobs []backend.ImportJob) ([]b
 }
 
 func (d *beanstalkDest) PauseTube(_ context.Context, tube string, p time.Duration) error {
-	_, _, err := d.c.call("PAUSED", "pause-tube %s %d", tube, int(p.Round(time.Second)/time.Second))
-	if err == errNotFound {
+	err := d.c.PauseTube(tube, uint64(p.Round(time.Second)/time.Second))
+	if errors.Is(err, beanstalk.ErrNotFound) {
 		return nil
 	}
 	return err

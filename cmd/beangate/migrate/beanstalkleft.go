@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // The protocol cannot list the jobs other clients hold, nor any job but the first of a state,
@@ -100,33 +102,27 @@ func plural(n uint64, what string) string {
 func (s *beanstalkSource) Version() string {
 	if s.version == "" {
 		if m, err := s.serverStats(); err == nil {
-			s.version = m["version"]
+			s.version = m.String("version")
 		}
 	}
 	return s.version
 }
 
-func (s *beanstalkSource) serverStats() (map[string]string, error) {
-	_, body, err := s.c.call("OK", "stats")
-	if err != nil {
-		return nil, fmt.Errorf("stats: %w", err)
-	}
-	return yamlMap(body), nil
-}
+func (s *beanstalkSource) serverStats() (beanstalk.Stats, error) { return s.c.Stats() }
 
 // statsJobs asks stats-job of each id, pipelined; the ids that exist come back.
 func (s *beanstalkSource) statsJobs(ids []uint64) ([]JobRef, error) {
 	for _, id := range ids {
-		s.c.send("stats-job %d", id)
+		s.c.Sendf("stats-job %d", id)
 	}
-	if err := s.c.flush(); err != nil {
+	if err := s.c.Flush(); err != nil {
 		return nil, err
 	}
 	var out []JobRef
 	var firstErr error
 	for _, id := range ids {
-		_, body, err := s.c.reply("OK")
-		if errors.Is(err, errNotFound) {
+		body, err := s.c.ReadData()
+		if errors.Is(err, beanstalk.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -135,8 +131,8 @@ func (s *beanstalkSource) statsJobs(ids []uint64) ([]JobRef, error) {
 			}
 			continue
 		}
-		m := yamlMap(body)
-		out = append(out, JobRef{ID: id, Tube: m["tube"], State: m["state"], TimeLeft: time.Duration(num(m, "time-left")) * time.Second})
+		m := beanstalk.ParseStats(body)
+		out = append(out, JobRef{ID: id, Tube: m.String("tube"), State: m.String("state"), TimeLeft: time.Duration(m.Uint("time-left")) * time.Second})
 	}
 	return out, firstErr
 }
@@ -165,7 +161,7 @@ func (s *beanstalkSource) scan(want int, budget uint64, keep func(JobRef) bool) 
 	if err != nil {
 		return nil, [2]uint64{}, err
 	}
-	top := max(num(m, "total-jobs"), s.maxID) + idSlack
+	top := max(m.Uint("total-jobs"), s.maxID) + idSlack
 	var out []JobRef
 	hi, lo := top, top+1
 	for hi > 0 && len(out) < want && top-hi < budget {
@@ -198,15 +194,15 @@ func (s *beanstalkSource) Left(_ context.Context, stopped bool) (*Leftovers, err
 	lo := &Leftovers{}
 	paused := map[string]bool{}
 	for _, m := range sts {
-		n := num(m, "current-jobs-ready") + num(m, "current-jobs-delayed") + num(m, "current-jobs-buried") + num(m, "current-jobs-reserved")
-		if !s.tubes.match(m["name"]) {
+		n := m.Uint("current-jobs-ready") + m.Uint("current-jobs-delayed") + m.Uint("current-jobs-buried") + m.Uint("current-jobs-reserved")
+		if !s.tubes.match(m.String("name")) {
 			if n > 0 {
-				lo.Unselected = append(lo.Unselected, TubeCount{Tube: m["name"], Jobs: n})
+				lo.Unselected = append(lo.Unselected, TubeCount{Tube: m.String("name"), Jobs: n})
 			}
 			continue
 		}
 		lo.Count += int(n)
-		paused[m["name"]] = num(m, "pause-time-left") > 0
+		paused[m.String("name")] = m.Uint("pause-time-left") > 0
 	}
 	if lo.Count == 0 {
 		return lo, nil

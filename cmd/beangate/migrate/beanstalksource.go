@@ -1,15 +1,16 @@
 package migrate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // beanstalkSource moves the jobs of a running beanstalk server, which keeps serving its other
@@ -21,7 +22,7 @@ import (
 // run finds them imported by their keys.
 type beanstalkSource struct {
 	addr, name string
-	c          *conn
+	c          *beanstalk.Conn
 	tubes      matcher
 	follow     bool
 	log        *slog.Logger
@@ -57,7 +58,7 @@ type task struct {
 const pollTubes = time.Second
 
 func openBeanstalkSource(ctx context.Context, addr string, tubes matcher, follow bool, log *slog.Logger) (*beanstalkSource, error) {
-	c, err := dial(ctx, addr)
+	c, err := beanstalk.Dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -73,33 +74,33 @@ func (s *beanstalkSource) Notes() []string { return s.notes }
 
 // tubeStats lists the matching tubes (every tube with all) and their stats-tube figures,
 // pipelined.
-func (s *beanstalkSource) tubeStats(all bool) ([]map[string]string, error) {
-	_, body, err := s.c.call("OK", "list-tubes")
+func (s *beanstalkSource) tubeStats(all bool) ([]beanstalk.Stats, error) {
+	tubes, err := s.c.ListTubes()
 	if err != nil {
-		return nil, fmt.Errorf("list-tubes: %w", err)
+		return nil, err
 	}
 	var names []string
-	for _, t := range yamlList(body) {
+	for _, t := range tubes {
 		if all || s.tubes.match(t) {
 			names = append(names, t)
 		}
 	}
 	for _, t := range names {
-		s.c.send("stats-tube %s", t)
+		s.c.Send("stats-tube " + t)
 	}
-	if err := s.c.flush(); err != nil {
+	if err := s.c.Flush(); err != nil {
 		return nil, err
 	}
-	var out []map[string]string
+	var out []beanstalk.Stats
 	for _, t := range names {
-		_, body, err := s.c.reply("OK")
-		if errors.Is(err, errNotFound) {
+		body, err := s.c.ReadData()
+		if errors.Is(err, beanstalk.ErrNotFound) {
 			continue // gone since list-tubes
 		}
 		if err != nil {
 			return nil, fmt.Errorf("stats-tube %s: %w", t, err)
 		}
-		m := yamlMap(body)
+		m := beanstalk.ParseStats(body)
 		m["name"] = t
 		out = append(out, m)
 	}
@@ -113,9 +114,9 @@ func (s *beanstalkSource) Plan(context.Context) ([]TubePlan, error) {
 	}
 	var out []TubePlan
 	for _, m := range sts {
-		out = append(out, TubePlan{Tube: m["name"], Ready: num(m, "current-jobs-ready"), Delayed: num(m, "current-jobs-delayed"),
-			Buried: num(m, "current-jobs-buried"), Reserved: num(m, "current-jobs-reserved"),
-			Paused: time.Duration(num(m, "pause-time-left")) * time.Second})
+		out = append(out, TubePlan{Tube: m.String("name"), Ready: m.Uint("current-jobs-ready"), Delayed: m.Uint("current-jobs-delayed"),
+			Buried: m.Uint("current-jobs-buried"), Reserved: m.Uint("current-jobs-reserved"),
+			Paused: time.Duration(m.Uint("pause-time-left")) * time.Second})
 	}
 	return out, nil
 }
@@ -139,23 +140,23 @@ func (s *beanstalkSource) startPass() error {
 	s.pauses = map[string]time.Duration{}
 	s.passes++
 	for _, m := range sts {
-		t := m["name"]
+		t := m.String("name")
 		s.known = append(s.known, t)
-		paused := num(m, "pause-time-left") > 0
+		paused := m.Uint("pause-time-left") > 0
 		if paused {
-			s.pauses[t] = time.Duration(num(m, "pause-time-left")) * time.Second
+			s.pauses[t] = time.Duration(m.Uint("pause-time-left")) * time.Second
 		}
-		s.reserved += num(m, "current-jobs-reserved")
-		if n := num(m, "current-jobs-ready"); n > 0 {
+		s.reserved += m.Uint("current-jobs-reserved")
+		if n := m.Uint("current-jobs-ready"); n > 0 {
 			s.tasks = append(s.tasks, task{tube: t, state: backend.Ready, paused: paused, left: n})
 		}
 		if s.noReserveJob {
 			continue
 		}
-		if n := num(m, "current-jobs-delayed"); n > 0 {
+		if n := m.Uint("current-jobs-delayed"); n > 0 {
 			s.tasks = append(s.tasks, task{tube: t, state: backend.Delayed, left: n})
 		}
-		if n := num(m, "current-jobs-buried"); n > 0 {
+		if n := m.Uint("current-jobs-buried"); n > 0 {
 			s.tasks = append(s.tasks, task{tube: t, state: backend.Buried, left: n})
 		}
 	}
@@ -231,24 +232,24 @@ func (s *beanstalkSource) watchOnly(tubes []string) error {
 	for _, t := range tubes {
 		want[t] = true
 		if !s.watching[t] {
-			s.c.send("watch %s", t)
+			s.c.Send("watch " + t)
 			n++
 		}
 	}
 	for t := range s.watching {
 		if !want[t] {
-			s.c.send("ignore %s", t)
+			s.c.Send("ignore " + t)
 			n++
 		}
 	}
 	if n == 0 {
 		return nil
 	}
-	if err := s.c.flush(); err != nil {
+	if err := s.c.Flush(); err != nil {
 		return err
 	}
 	for range n {
-		if _, _, err := s.c.reply("WATCHING"); err != nil {
+		if err := s.c.Expect("WATCHING"); err != nil {
 			return fmt.Errorf("watch/ignore: %w", err)
 		}
 	}
@@ -268,16 +269,22 @@ func (s *beanstalkSource) reserveReady(tubes []string, n int, timeout int) ([]ba
 	}
 	var held []got
 	if timeout > 0 {
-		s.c.deadline(time.Now().Add(time.Duration(timeout+5) * time.Second))
-		id, body, err := s.c.job2(s.c.call("RESERVED", "reserve-with-timeout %d", timeout))
-		s.c.deadline(time.Time{})
-		if errors.Is(err, errTimedOut) || errors.Is(err, errDeadlineSoon) {
+		_ = s.c.SetDeadline(time.Now().Add(time.Duration(timeout+5) * time.Second))
+		s.c.Sendf("reserve-with-timeout %d", timeout)
+		err := s.c.Flush()
+		var id uint64
+		var body []byte
+		if err == nil {
+			id, body, err = s.c.ReadJob("RESERVED")
+		}
+		_ = s.c.SetDeadline(time.Time{})
+		if errors.Is(err, beanstalk.ErrTimedOut) || errors.Is(err, beanstalk.ErrDeadlineSoon) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reserve: %w", err)
 		}
-		held = append(held, got{id, body})
+		held = append(held, got{id, bytes.Clone(body)})
 		n--
 	}
 	// Pipelined in growing rounds, so that a trickle costs a few commands, not n.
@@ -285,19 +292,19 @@ func (s *beanstalkSource) reserveReady(tubes []string, n int, timeout int) ([]ba
 	for round, want := 16, n; want > 0 && firstErr == nil; round *= 2 {
 		k := min(round, want)
 		for range k {
-			s.c.send("reserve-with-timeout 0")
+			s.c.Send("reserve-with-timeout 0")
 		}
-		if err := s.c.flush(); err != nil {
+		if err := s.c.Flush(); err != nil {
 			return nil, err
 		}
 		taken := 0
 		for range k {
-			id, body, err := s.c.job("RESERVED")
+			id, body, err := s.c.ReadJob("RESERVED")
 			switch {
 			case err == nil:
-				held = append(held, got{id, body})
+				held = append(held, got{id, bytes.Clone(body)})
 				taken++
-			case errors.Is(err, errTimedOut) || errors.Is(err, errDeadlineSoon):
+			case errors.Is(err, beanstalk.ErrTimedOut) || errors.Is(err, beanstalk.ErrDeadlineSoon):
 			case firstErr == nil:
 				firstErr = err
 			}
@@ -309,17 +316,17 @@ func (s *beanstalkSource) reserveReady(tubes []string, n int, timeout int) ([]ba
 	}
 	out := make([]backend.ImportJob, 0, len(held))
 	for _, h := range held {
-		s.c.send("stats-job %d", h.id)
+		s.c.Sendf("stats-job %d", h.id)
 	}
-	if err := s.c.flush(); err != nil {
+	if err := s.c.Flush(); err != nil {
 		return nil, err
 	}
 	for _, h := range held {
-		_, body, err := s.c.reply("OK")
+		body, err := s.c.ReadData()
 		if err != nil {
 			return nil, fmt.Errorf("stats-job %d: %w", h.id, err)
 		}
-		ij := s.importJob(h.id, yamlMap(body), h.body)
+		ij := s.importJob(h.id, beanstalk.ParseStats(body), h.body)
 		ij.State, ij.TimeLeft = backend.Ready, 0
 		ij.Reserves-- // ours
 		out = append(out, ij)
@@ -331,35 +338,40 @@ func (s *beanstalkSource) reserveReady(tubes []string, n int, timeout int) ([]ba
 // together; the stats, read before the reservation, are the job's own.
 func (s *beanstalkSource) takeByPeek(t *task, n int) ([]backend.ImportJob, error) {
 	if s.using != t.tube {
-		if _, _, err := s.c.call("USING", "use %s", t.tube); err != nil {
-			return nil, fmt.Errorf("use: %w", err)
+		if err := s.c.Use(t.tube); err != nil {
+			return nil, err
 		}
 		s.using = t.tube
 	}
-	peek := map[backend.State]string{backend.Ready: "peek-ready", backend.Delayed: "peek-delayed", backend.Buried: "peek-buried"}[t.state]
+	state := map[backend.State]string{backend.Ready: "ready", backend.Delayed: "delayed", backend.Buried: "buried"}[t.state]
 	var out []backend.ImportJob
 	for range n {
-		id, body, err := s.c.job2(s.c.call("FOUND", "%s", peek))
-		if errors.Is(err, errNotFound) {
+		id, body, err := s.c.PeekState(state)
+		if errors.Is(err, beanstalk.ErrNotFound) {
 			break
 		}
 		if err != nil {
-			return out, fmt.Errorf("%s: %w", peek, err)
-		}
-		s.c.send("stats-job %d", id)
-		s.c.send("reserve-job %d", id)
-		if err := s.c.flush(); err != nil {
 			return out, err
 		}
-		_, stats, serr := s.c.reply("OK")
-		_, _, rerr := s.c.job("RESERVED")
-		if rerr != nil && strings.Contains(rerr.Error(), "UNKNOWN_COMMAND") {
+		body = bytes.Clone(body)
+		s.c.Sendf("stats-job %d", id)
+		s.c.Sendf("reserve-job %d", id)
+		if err := s.c.Flush(); err != nil {
+			return out, err
+		}
+		stats, serr := s.c.ReadData()
+		var m beanstalk.Stats
+		if serr == nil {
+			m = beanstalk.ParseStats(stats) // before the next read reuses its buffer
+		}
+		_, _, rerr := s.c.ReadJob("RESERVED")
+		if errors.Is(rerr, beanstalk.ErrUnknownCommand) {
 			s.noReserveJob = true
 			s.notes = append(s.notes, "the server has no reserve-job (beanstalkd before 1.12): delayed and buried jobs, and ready jobs of paused tubes, cannot be moved online; they stay on the server (move them offline from its binlog, or kick them first)")
 			s.tasks = nil
 			return out, nil
 		}
-		if errors.Is(rerr, errNotFound) || errors.Is(serr, errNotFound) {
+		if errors.Is(rerr, beanstalk.ErrNotFound) || errors.Is(serr, beanstalk.ErrNotFound) {
 			continue // taken by someone else meanwhile
 		}
 		if serr != nil {
@@ -368,22 +380,22 @@ func (s *beanstalkSource) takeByPeek(t *task, n int) ([]backend.ImportJob, error
 		if rerr != nil {
 			return out, fmt.Errorf("reserve-job %d: %w", id, rerr)
 		}
-		out = append(out, s.importJob(id, yamlMap(stats), body))
+		out = append(out, s.importJob(id, m, body))
 	}
 	return out, nil
 }
 
 // importJob builds a job from its stats-job figures.
-func (s *beanstalkSource) importJob(id uint64, m map[string]string, body []byte) backend.ImportJob {
-	sec := func(k string) time.Duration { return time.Duration(num(m, k)) * time.Second }
+func (s *beanstalkSource) importJob(id uint64, m beanstalk.Stats, body []byte) backend.ImportJob {
+	sec := func(k string) time.Duration { return time.Duration(m.Uint(k)) * time.Second }
 	ij := backend.ImportJob{
-		Key: s.name + "#" + strconv.FormatUint(id, 10), ID: id, Tube: m["tube"], Priority: uint32(num(m, "pri")),
+		Key: s.name + "#" + strconv.FormatUint(id, 10), ID: id, Tube: m.String("tube"), Priority: uint32(m.Uint("pri")),
 		TTR: max(sec("ttr"), time.Second), Delay: sec("delay"), Age: sec("age"),
-		Reserves: uint32(num(m, "reserves")), Timeouts: uint32(num(m, "timeouts")), Releases: uint32(num(m, "releases")),
-		Buries: uint32(num(m, "buries")), Kicks: uint32(num(m, "kicks")), Body: body, State: backend.Ready,
+		Reserves: uint32(m.Uint("reserves")), Timeouts: uint32(m.Uint("timeouts")), Releases: uint32(m.Uint("releases")),
+		Buries: uint32(m.Uint("buries")), Kicks: uint32(m.Uint("kicks")), Body: body, State: backend.Ready,
 	}
 	s.maxID = max(s.maxID, id)
-	switch m["state"] {
+	switch m.String("state") {
 	case "delayed":
 		ij.State, ij.TimeLeft = backend.Delayed, sec("time-left")
 		if ij.TimeLeft == 0 {
@@ -399,14 +411,14 @@ func (s *beanstalkSource) importJob(id uint64, m map[string]string, body []byte)
 // Done deletes the jobs at the server, pipelined.
 func (s *beanstalkSource) Done(_ context.Context, jobs []backend.ImportJob) (int, error) {
 	for _, j := range jobs {
-		s.c.send("delete %d", j.ID)
+		s.c.SendDelete(j.ID)
 	}
-	if err := s.c.flush(); err != nil {
+	if err := s.c.Flush(); err != nil {
 		return 0, err
 	}
 	lost := 0
 	for _, j := range jobs {
-		if _, _, err := s.c.reply("DELETED"); errors.Is(err, errNotFound) {
+		if err := s.c.Expect("DELETED"); errors.Is(err, beanstalk.ErrNotFound) {
 			lost++
 			s.log.Warn("migrate: a job imported could not be deleted at the source (its reservation ran out and another client took it?)", "id", j.ID)
 		} else if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/beangate/beangate/backend/memory/binlog"
 	beanpg "github.com/beangate/beangate/backend/postgres"
 	beanredis "github.com/beangate/beangate/backend/redis"
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // ErrUnreachable wraps a destination --dry-run could not reach.
@@ -102,18 +103,17 @@ func unreachableErr(err error) error { return fmt.Errorf("%w: %w", ErrUnreachabl
 func (c *DestCheck) beanstalk(ctx context.Context, addr string) error {
 	dctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	cn, err := dial(dctx, addr)
+	cn, err := beanstalk.Dial(dctx, addr)
 	if err != nil {
 		return unreachableErr(err)
 	}
 	defer cn.Close()
-	cn.deadline(time.Now().Add(checkTimeout))
-	_, body, err := cn.call("OK", "stats")
+	_ = cn.SetDeadline(time.Now().Add(checkTimeout))
+	m, err := cn.Stats()
 	if err != nil {
-		return unreachableErr(fmt.Errorf("stats: %w", err))
+		return unreachableErr(err)
 	}
-	m := yamlMap(body)
-	c.ok("reachable: a beanstalk server, version %s, %d jobs", m["version"], num(m, "current-jobs-ready")+num(m, "current-jobs-reserved")+num(m, "current-jobs-delayed")+num(m, "current-jobs-buried"))
+	c.ok("reachable: a beanstalk server, version %s, %d jobs", m.String("version"), m.Uint("current-jobs-ready")+m.Uint("current-jobs-reserved")+m.Uint("current-jobs-delayed")+m.Uint("current-jobs-buried"))
 	c.warn("a beanstalk server gives every job a new id and keeps no counters or age, and there is no import record: a crash between a put and the source's delete leaves that batch in both places")
 	c.Unchecked = "ids always change at a beanstalk server"
 	return nil

@@ -62,7 +62,7 @@ func TestKilledMoverLosesAndDoublesNothing(t *testing.T) {
 	type target struct {
 		name string
 		to   string
-		open func(t *testing.T) backend.Backend
+		open func(t testing.TB) backend.Backend
 	}
 	bl := binlogStore(t)
 	rs := redisStore(t)

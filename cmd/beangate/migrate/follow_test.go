@@ -57,8 +57,14 @@ func TestFollowUnderLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				w.deadline(time.Now().Add(3 * time.Second))
-				id, body, err := w.job2(w.call("RESERVED", "reserve-with-timeout 2"))
+				_ = w.SetDeadline(time.Now().Add(3 * time.Second))
+				w.Send("reserve-with-timeout 2")
+				err := w.Flush()
+				var id uint64
+				var body []byte
+				if err == nil {
+					id, body, err = w.ReadJob("RESERVED")
+				}
 				if err != nil {
 					return // timed out: the load is over
 				}
@@ -74,7 +80,7 @@ func TestFollowUnderLoad(t *testing.T) {
 					lags = append(lags, now.Sub(time.Unix(0, ns)))
 				}
 				mu.Unlock()
-				if _, _, err := w.call("DELETED", "delete %d", id); err != nil {
+				if err := w.Delete(id); err != nil {
 					return
 				}
 			}

@@ -1,11 +1,12 @@
 package migrate
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/gateway/gatewaytest"
+	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // srcJob is what a job looks like through stats-job and peek.
@@ -24,48 +26,60 @@ type srcJob struct {
 	body                                        string
 }
 
-func testConn(t *testing.T, addr string) *conn {
+func testConn(t testing.TB, addr string) *beanstalk.Conn {
 	t.Helper()
-	c, err := dial(context.Background(), addr)
+	c, err := beanstalk.Dial(context.Background(), addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
-// must sends one command and requires the reply word.
-func must(t *testing.T, c *conn, want, format string, args ...any) ([]string, []byte) {
+// must sends one command and requires the reply word: for RESERVED and FOUND it returns the
+// job's id and body, for OK the data.
+func must(t *testing.T, c *beanstalk.Conn, want, format string, args ...any) (uint64, []byte) {
 	t.Helper()
-	f, body, err := c.call(want, format, args...)
+	c.Sendf(format, args...)
+	require.NoError(t, c.Flush())
+	var (
+		id   uint64
+		body []byte
+		err  error
+	)
+	switch want {
+	case "RESERVED", "FOUND":
+		id, body, err = c.ReadJob(want)
+	case "OK":
+		body, err = c.ReadData()
+	default:
+		err = c.Expect(want)
+	}
 	require.NoError(t, err, format, args)
-	return f, body
+	return id, bytes.Clone(body)
 }
 
-func put(t *testing.T, c *conn, tube string, pri, delay, ttr int, body string) uint64 {
+func put(t *testing.T, c *beanstalk.Conn, tube string, pri, delay, ttr int, body string) uint64 {
 	t.Helper()
-	must(t, c, "USING", "use %s", tube)
-	c.sendBody(fmt.Sprintf("put %d %d %d %d", pri, delay, ttr, len(body)), []byte(body))
-	require.NoError(t, c.flush())
-	f, _, err := c.reply("INSERTED")
+	require.NoError(t, c.Use(tube))
+	id, err := c.Put(uint32(pri), uint32(delay), uint32(ttr), []byte(body))
 	require.NoError(t, err)
-	id, _ := strconv.ParseUint(f[1], 10, 64)
 	return id
 }
 
 // snapshot reads jobs 1..maxID of a beanstalk server (those that exist).
-func snapshot(t *testing.T, c *conn, maxID uint64) map[uint64]srcJob {
+func snapshot(t *testing.T, c *beanstalk.Conn, maxID uint64) map[uint64]srcJob {
 	t.Helper()
 	out := map[uint64]srcJob{}
 	for id := uint64(1); id <= maxID; id++ {
-		_, st, err := c.call("OK", "stats-job %d", id)
-		if err == errNotFound {
+		m, err := c.StatsJob(id)
+		if errors.Is(err, beanstalk.ErrNotFound) {
 			continue
 		}
 		require.NoError(t, err)
-		_, body := must(t, c, "FOUND", "peek %d", id)
-		m := yamlMap(st)
-		out[id] = srcJob{id: id, tube: m["tube"], state: m["state"], pri: num(m, "pri"), delay: num(m, "delay"),
-			ttr: num(m, "ttr"), age: num(m, "age"), left: num(m, "time-left"), reserves: num(m, "reserves"),
-			timeouts: num(m, "timeouts"), releases: num(m, "releases"), buries: num(m, "buries"), kicks: num(m, "kicks"),
+		body, err := c.Peek(id)
+		require.NoError(t, err)
+		out[id] = srcJob{id: id, tube: m.String("tube"), state: m.String("state"), pri: m.Uint("pri"), delay: m.Uint("delay"),
+			ttr: m.Uint("ttr"), age: m.Uint("age"), left: m.Uint("time-left"), reserves: m.Uint("reserves"),
+			timeouts: m.Uint("timeouts"), releases: m.Uint("releases"), buries: m.Uint("buries"), kicks: m.Uint("kicks"),
 			body: string(body)}
 	}
 	return out
@@ -138,8 +152,8 @@ func populate(t *testing.T, addr string, release time.Duration) (map[uint64]srcJ
 	w := testConn(t, addr)
 	must(t, w, "WATCHING", "watch held")
 	must(t, w, "WATCHING", "ignore default")
-	f, _ := must(t, w, "RESERVED", "reserve")
-	require.Equal(t, strconv.FormatUint(h1, 10), f[1])
+	id, _ := must(t, w, "RESERVED", "reserve")
+	require.Equal(t, h1, id)
 	time.Sleep(1100 * time.Millisecond) // t1's TTR of 1 s runs out
 	maxID := h1
 	want := snapshot(t, c, maxID)
@@ -153,8 +167,8 @@ func populate(t *testing.T, addr string, release time.Duration) (map[uint64]srcJ
 	}
 	go func() {
 		time.Sleep(release)
-		w.send("release %d 77 0", h1)
-		_ = w.flush()
+		w.Sendf("release %d 77 0", h1)
+		_ = w.Flush()
 	}()
 	require.Equal(t, uint64(1), want[t1].timeouts)
 	require.Equal(t, "buried", want[a6].state)
@@ -171,8 +185,8 @@ func testLog(t *testing.T) *slog.Logger {
 // requireDrained checks that the source holds no job any more.
 func requireDrained(t *testing.T, addr string) {
 	t.Helper()
-	_, body := must(t, testConn(t, addr), "OK", "stats")
-	m := yamlMap(body)
+	m, err := testConn(t, addr).Stats()
+	require.NoError(t, err)
 	for _, k := range []string{"current-jobs-ready", "current-jobs-delayed", "current-jobs-buried", "current-jobs-reserved"} {
 		require.Equal(t, "0", m[k], k)
 	}
@@ -270,6 +284,7 @@ func TestOnlineFromBeanstalkdIntoABeanstalkServer(t *testing.T) {
 	must(t, d, "USING", "use alpha")
 	_, body := must(t, d, "FOUND", "peek-buried")
 	require.Equal(t, "a5", string(body))
-	_, st := must(t, d, "OK", "stats-tube paused")
-	require.InDelta(t, 60, num(yamlMap(st), "pause-time-left"), 5)
+	st, err := d.StatsTube("paused")
+	require.NoError(t, err)
+	require.InDelta(t, 60, st.Uint("pause-time-left"), 5)
 }

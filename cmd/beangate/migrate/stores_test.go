@@ -27,13 +27,13 @@ import (
 // test reads what it holds through the same backend.
 type store struct {
 	name string
-	open func(t *testing.T) backend.Backend
+	open func(t testing.TB) backend.Backend
 	dir  string // binlog
 	url  string // redis, postgres
 }
 
 // dest opens the store as a destination.
-func (s store) dest(t *testing.T) Destination {
+func (s store) dest(t testing.TB) Destination {
 	t.Helper()
 	var d Destination
 	var err error
@@ -54,7 +54,7 @@ func env(k, def string) string {
 }
 
 // unreachable fails in CI and skips elsewhere.
-func unreachable(t *testing.T, what string, err error) {
+func unreachable(t testing.TB, what string, err error) {
 	t.Helper()
 	backendtest.Unavailable(t, "%s unreachable: %v", what, err)
 }
@@ -65,16 +65,16 @@ func randomName(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-func binlogStore(t *testing.T) store {
+func binlogStore(t testing.TB) store {
 	dir := t.TempDir()
-	return store{name: "binlog", dir: dir, open: func(t *testing.T) backend.Backend {
+	return store{name: "binlog", dir: dir, open: func(t testing.TB) backend.Backend {
 		b, err := memory.Open(memory.Options{Binlog: &binlog.Options{Dir: dir}})
 		require.NoError(t, err)
 		return b
 	}}
 }
 
-func redisStore(t *testing.T) store {
+func redisStore(t testing.TB) store {
 	url := env("REDIS_URL", "redis://127.0.0.1:6379/0")
 	opts, err := goredis.ParseURL(url)
 	require.NoError(t, err)
@@ -93,7 +93,7 @@ func redisStore(t *testing.T) store {
 			c.Del(ctx, iter.Val())
 		}
 	})
-	return store{name: "redis", url: url + "?prefix=" + prefix, open: func(t *testing.T) backend.Backend {
+	return store{name: "redis", url: url + "?prefix=" + prefix, open: func(t testing.TB) backend.Backend {
 		o, err := beanredis.ParseURL(url + "?prefix=" + prefix)
 		require.NoError(t, err)
 		b, err := beanredis.New(context.Background(), o)
@@ -102,7 +102,7 @@ func redisStore(t *testing.T) store {
 	}}
 }
 
-func postgresStore(t *testing.T) store {
+func postgresStore(t testing.TB) store {
 	url := env("PG_URL", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -122,7 +122,7 @@ func postgresStore(t *testing.T) store {
 	if strings.Contains(url, "?") {
 		sep = "&"
 	}
-	return store{name: "postgres", url: url + sep + "schema=" + schema, open: func(t *testing.T) backend.Backend {
+	return store{name: "postgres", url: url + sep + "schema=" + schema, open: func(t testing.TB) backend.Backend {
 		b, err := beanpg.New(context.Background(), beanpg.Options{DSN: url, Schema: schema, VacuumInterval: -1})
 		require.NoError(t, err)
 		return b

@@ -40,9 +40,10 @@ func TestProgressLinesComeWhileWaitingForHeldJobs(t *testing.T) {
 			w := testConn(t, addr)
 			must(t, w, "WATCHING", "watch held")
 			must(t, w, "RESERVED", "reserve-job %d", held)
+			start := time.Now() // the hold's start: the run cannot end before it is over
 			time.AfterFunc(hold, func() {
-				w.send("release %d 5 0", held)
-				_ = w.flush()
+				w.Sendf("release %d 5 0", held)
+				_ = w.Flush()
 			})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -57,7 +58,6 @@ func TestProgressLinesComeWhileWaitingForHeldJobs(t *testing.T) {
 			defer src.Close()
 			dst, err := NewStoreDest(memory.New(memory.Options{}))
 			require.NoError(t, err)
-			start := time.Now()
 			rep, err := Run(ctx, src, dst, Options{Log: log, Progress: NewLines(log, 2, interval)})
 			require.NoError(t, err)
 			require.Equal(t, uint64(2), rep.Moved)

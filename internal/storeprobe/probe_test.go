@@ -1,4 +1,4 @@
-package main
+package storeprobe_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/backend/backendtest"
+	"github.com/beangate/beangate/internal/storeprobe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -37,18 +38,18 @@ func TestStoreProbesReadRealServers(t *testing.T) {
 			requireServer(t, tt.addr)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			p, err := openStoreProbe(ctx, tt.url)
+			p, err := storeprobe.Open(ctx, tt.url)
 			require.NoError(t, err)
 			defer p.Close()
-			s, err := p.sample(ctx)
+			s, err := p.Sample(ctx)
 			require.NoError(t, err)
-			require.Positive(t, s.cpu, "a running server has used CPU")
+			require.Positive(t, s.CPU, "a running server has used CPU")
 			if tt.wantWAL {
-				require.Positive(t, s.walBytes)
-				require.Equal(t, int64(-1), s.commands)
+				require.Positive(t, s.WALBytes)
+				require.Equal(t, int64(-1), s.Commands)
 			} else {
-				require.Positive(t, s.commands)
-				require.Equal(t, int64(-1), s.walBytes)
+				require.Positive(t, s.Commands)
+				require.Equal(t, int64(-1), s.WALBytes)
 			}
 		})
 	}
@@ -57,7 +58,7 @@ func TestStoreProbesReadRealServers(t *testing.T) {
 func TestStoreProbeRefusesWhatItCannotMeasure(t *testing.T) {
 	ctx := context.Background()
 	for _, url := range []string{"memory://", "redis://127.0.0.1:6379?cluster=true", "mysql://h/db"} {
-		_, err := openStoreProbe(ctx, url)
+		_, err := storeprobe.Open(ctx, url)
 		require.Error(t, err, url)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/beangate/beangate/internal/storeprobe"
 )
 
 //go:embed floor_redis.lua
@@ -24,7 +26,7 @@ type redisFloor struct {
 }
 
 func openRedisFloor(ctx context.Context, url string, body int) (*redisFloor, error) {
-	c, err := openRedisNode(ctx, url)
+	c, err := storeprobe.OpenRedisNode(ctx, url)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
--- floor_postgres.sql: the least a PostgreSQL job queue can do per operation, for beangate-bench
+-- floor_postgres.sql: the least a PostgreSQL job queue can do per operation, for the lab's
 -- floor (floor.go). One table, one partial index for the ready order, no sessions, counters,
 -- wake-ups, delays or TTR expiry: a lower bound of what beangate's own statements
 -- (backend/postgres/sql) cost, not a queue anyone could use. Statements are separated by a line

@@ -1,4 +1,4 @@
-package main
+package storeprobe
 
 import (
 	"bufio"
@@ -18,16 +18,16 @@ type redisProbe struct{ c *redis.Client }
 // openRedisProbe takes the gateway's own backend URL (prefix=, timeout= and the like are
 // dropped as the backend drops them). One node's INFO is not a Cluster's: not measured there.
 func openRedisProbe(ctx context.Context, url string) (*redisProbe, error) {
-	c, err := openRedisNode(ctx, url)
+	c, err := OpenRedisNode(ctx, url)
 	if err != nil {
 		return nil, err
 	}
 	return &redisProbe{c: c}, nil
 }
 
-// openRedisNode connects to the one Redis node of a gateway's backend URL and pings it; the
+// OpenRedisNode connects to the one Redis node of a gateway's backend URL and pings it; the
 // bench's figures are one node's, so a Cluster URL is refused.
-func openRedisNode(ctx context.Context, url string) (*redis.Client, error) {
+func OpenRedisNode(ctx context.Context, url string) (*redis.Client, error) {
 	bo, err := beanredis.ParseURL(url)
 	if err != nil {
 		return nil, err
@@ -47,10 +47,10 @@ func openRedisNode(ctx context.Context, url string) (*redis.Client, error) {
 	return c, nil
 }
 
-func (p *redisProbe) sample(ctx context.Context) (storeSample, error) {
+func (p *redisProbe) Sample(ctx context.Context) (Sample, error) {
 	text, err := p.c.Info(ctx, "cpu", "commandstats").Result()
 	if err != nil {
-		return storeSample{}, err
+		return Sample{}, err
 	}
 	return parseRedisInfo(text)
 }
@@ -60,8 +60,8 @@ func (p *redisProbe) Close() { _ = p.c.Close() }
 // parseRedisInfo reads INFO cpu and commandstats: CPU is used_cpu_sys+used_cpu_user of the
 // whole server; commands is every cmdstat_*'s calls (Redis 7 counts calls made from scripts
 // too), fcalls those of FCALL and FCALL_RO.
-func parseRedisInfo(text string) (storeSample, error) {
-	s := storeSample{walBytes: -1, commits: -1, fsyncs: -1}
+func parseRedisInfo(text string) (Sample, error) {
+	s := Sample{WALBytes: -1, Commits: -1, Fsyncs: -1}
 	var sawCPU, sawStats bool
 	var cpu float64
 	sc := bufio.NewScanner(strings.NewReader(text))
@@ -74,26 +74,26 @@ func parseRedisInfo(text string) (storeSample, error) {
 		case key == "used_cpu_sys" || key == "used_cpu_user":
 			v, err := strconv.ParseFloat(value, 64)
 			if err != nil {
-				return storeSample{}, fmt.Errorf("INFO %s: %w", key, err)
+				return Sample{}, fmt.Errorf("INFO %s: %w", key, err)
 			}
 			cpu += v
 			sawCPU = true
 		case strings.HasPrefix(key, "cmdstat_"):
 			calls, err := cmdstatCalls(value)
 			if err != nil {
-				return storeSample{}, fmt.Errorf("INFO %s: %w", key, err)
+				return Sample{}, fmt.Errorf("INFO %s: %w", key, err)
 			}
-			s.commands += calls
+			s.Commands += calls
 			if key == "cmdstat_fcall" || key == "cmdstat_fcall_ro" {
-				s.fcalls += calls
+				s.FCalls += calls
 			}
 			sawStats = true
 		}
 	}
 	if !sawCPU || !sawStats {
-		return storeSample{}, fmt.Errorf("INFO: no used_cpu_* or cmdstat_* fields")
+		return Sample{}, fmt.Errorf("INFO: no used_cpu_* or cmdstat_* fields")
 	}
-	s.cpu = time.Duration(cpu * float64(time.Second))
+	s.CPU = time.Duration(cpu * float64(time.Second))
 	return s, nil
 }
 

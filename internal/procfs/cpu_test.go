@@ -1,4 +1,4 @@
-package main
+package procfs
 
 import (
 	"os"
@@ -42,44 +42,11 @@ func TestParseProcStat(t *testing.T) {
 // The harness's own process burns CPU in a loop: its tree CPU must grow and count itself.
 func TestProcessTreeCPUGrows(t *testing.T) {
 	pid := os.Getpid()
-	before, err := processTreeCPU(pid)
+	before, err := TreeCPU(pid)
 	require.NoError(t, err)
 	for end := time.Now().Add(60 * time.Millisecond); time.Now().Before(end); {
 	}
-	after, err := processTreeCPU(pid)
-	require.NoError(t, err)
-	require.Greater(t, after, before)
-}
-
-func TestParseSwitches(t *testing.T) {
-	tests := []struct {
-		name    string
-		status  string
-		want    int64
-		wantErr bool
-	}{
-		{"both", "Name:\tbeangate\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n", 127, false},
-		{"one missing", "voluntary_ctxt_switches:\t120\n", 0, true},
-		{"not a number", "voluntary_ctxt_switches:\tx\nnonvoluntary_ctxt_switches:\t7\n", 0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseSwitches(tt.status)
-			if tt.wantErr {
-				require.Error(t, err)
-				return
-			}
-			require.NoError(t, err)
-			require.Equal(t, tt.want, got)
-		})
-	}
-}
-
-func TestProcessSwitchesOfThisProcess(t *testing.T) {
-	before, err := processSwitches(os.Getpid())
-	require.NoError(t, err)
-	time.Sleep(5 * time.Millisecond) // a wait: at least one switch
-	after, err := processSwitches(os.Getpid())
+	after, err := TreeCPU(pid)
 	require.NoError(t, err)
 	require.Greater(t, after, before)
 }

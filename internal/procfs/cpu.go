@@ -1,4 +1,7 @@
-package main
+// Package procfs reads what Linux's /proc says of a process: its CPU time (and its children's),
+// its context switches and resident memory, and which process listens on a TCP port. The
+// bench uses it for a server's cost per job, the store probe for PostgreSQL's CPU.
+package procfs
 
 import (
 	"fmt"
@@ -51,16 +54,16 @@ func readProcStat(pid int) (procStat, error) {
 	return parseProcStat(string(data))
 }
 
-// processCPU is the user+system CPU a process has used so far.
-func processCPU(pid int) (time.Duration, error) {
+// CPU is the user+system CPU a process has used so far.
+func CPU(pid int) (time.Duration, error) {
 	s, err := readProcStat(pid)
 	return s.utime + s.stime, err
 }
 
-// processTreeCPU is the CPU of a process, of its live children, and of the children it has
+// TreeCPU is the CPU of a process, of its live children, and of the children it has
 // already reaped (cutime/cstime): for a PostgreSQL postmaster, every backend and background
 // process, including connections that ended between two samples.
-func processTreeCPU(pid int) (time.Duration, error) {
+func TreeCPU(pid int) (time.Duration, error) {
 	root, err := readProcStat(pid)
 	if err != nil {
 		return 0, err
@@ -75,52 +78,6 @@ func processTreeCPU(pid int) (time.Duration, error) {
 		if s, err := parseProcStat(string(data)); err == nil && s.ppid == pid {
 			total += s.utime + s.stime
 		}
-	}
-	return total, nil
-}
-
-// processSwitches is how many times the threads of a live process have been switched out, by
-// waiting (voluntary) or by the kernel (nonvoluntary), from /proc/PID/task/*/status. It does not
-// depend on the machine's speed: for a gateway, each is a wait for a client or the store and its
-// wake-up, which on a virtual machine cost more than most of the work around them.
-func processSwitches(pid int) (int64, error) {
-	paths, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/[0-9]*/status", pid))
-	if err != nil || len(paths) == 0 {
-		return 0, fmt.Errorf("process %d: no threads in /proc", pid)
-	}
-	var total int64
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue // the thread ended
-		}
-		n, err := parseSwitches(string(data))
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", path, err)
-		}
-		total += n
-	}
-	return total, nil
-}
-
-// parseSwitches sums the voluntary_ctxt_switches and nonvoluntary_ctxt_switches of a status file.
-func parseSwitches(status string) (int64, error) {
-	var total int64
-	found := 0
-	for _, line := range strings.Split(status, "\n") {
-		key, val, ok := strings.Cut(line, ":")
-		if !ok || (key != "voluntary_ctxt_switches" && key != "nonvoluntary_ctxt_switches") {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", key, err)
-		}
-		total += n
-		found++
-	}
-	if found != 2 {
-		return 0, fmt.Errorf("no context switch counts")
 	}
 	return total, nil
 }

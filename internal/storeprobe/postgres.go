@@ -1,4 +1,4 @@
-package main
+package storeprobe
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	beanpg "github.com/beangate/beangate/backend/postgres"
+	"github.com/beangate/beangate/internal/procfs"
 )
 
 // postgresProbe reads CPU from /proc (the postmaster and all its children: the server must run
@@ -30,7 +31,7 @@ func openPostgresProbe(ctx context.Context, url string) (*postgresProbe, error) 
 	if err != nil {
 		return nil, err
 	}
-	pid, err := pidListeningOn(net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
+	pid, err := procfs.ListenerPID(net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
 	if err != nil {
 		return nil, fmt.Errorf("postgres CPU needs a local server: %w", err)
 	}
@@ -41,21 +42,21 @@ func openPostgresProbe(ctx context.Context, url string) (*postgresProbe, error) 
 	return &postgresProbe{conn: conn, postmaster: pid}, nil
 }
 
-func (p *postgresProbe) sample(ctx context.Context) (storeSample, error) {
-	s := unknownSample
+func (p *postgresProbe) Sample(ctx context.Context) (Sample, error) {
+	s := Unknown
 	var err error
-	if s.cpu, err = processTreeCPU(p.postmaster); err != nil {
+	if s.CPU, err = procfs.TreeCPU(p.postmaster); err != nil {
 		return s, err
 	}
 	var wal float64 // numeric in pg_stat_wal
 	var syncs int64
 	if p.conn.QueryRow(ctx, "SELECT wal_bytes::float8, wal_sync FROM pg_stat_wal").Scan(&wal, &syncs) == nil {
-		s.walBytes, s.fsyncs = int64(wal), syncs
+		s.WALBytes, s.Fsyncs = int64(wal), syncs
 	}
 	// Every database's: the gateway's, and the probe's own one read per sample (noise).
 	var commits int64
 	if p.conn.QueryRow(ctx, "SELECT sum(xact_commit)::int8 FROM pg_stat_database").Scan(&commits) == nil {
-		s.commits = commits
+		s.Commits = commits
 	}
 	return s, nil
 }

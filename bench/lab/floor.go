@@ -8,9 +8,10 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/beangate/beangate/internal/storeprobe"
 )
 
 // floor measures what the least possible job queue costs a store on this machine: a job of three
@@ -37,7 +38,7 @@ type floorConfig struct {
 }
 
 func parseFloorConfig(args []string, stderr io.Writer) (*floorConfig, error) {
-	fs := flag.NewFlagSet("beangate-bench floor", flag.ContinueOnError)
+	fs := flag.NewFlagSet("lab floor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := &floorConfig{}
 	fs.StringVar(&cfg.store, "store", "", "a store nobody else uses, `redis://… or postgres://…` (PostgreSQL: a scratch schema is created and dropped)")
@@ -89,26 +90,26 @@ type floorRound struct {
 	commands, commits int64 // -1: not known
 }
 
-// runFloor is `beangate-bench floor`: exit 0 done, 1 a store failed, 2 bad usage.
+// runFloor is `lab floor`: exit 0 done, 1 a store failed, 2 bad usage.
 func runFloor(args []string, stdout io.Writer, stderr io.Writer) int {
 	cfg, err := parseFloorConfig(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "beangate-bench floor:", err)
+		fmt.Fprintln(stderr, "lab floor:", err)
 		return 2
 	}
 	ctx := context.Background()
-	probe, err := openStoreProbe(ctx, cfg.store)
+	probe, err := storeprobe.Open(ctx, cfg.store)
 	if err != nil {
-		fmt.Fprintln(stderr, "beangate-bench floor:", err)
+		fmt.Fprintln(stderr, "lab floor:", err)
 		return 1
 	}
 	defer probe.Close()
 	st, err := openFloorStore(ctx, cfg.store, cfg.body)
 	if err != nil {
-		fmt.Fprintln(stderr, "beangate-bench floor:", err)
+		fmt.Fprintln(stderr, "lab floor:", err)
 		return 1
 	}
 	defer st.Close()
@@ -122,12 +123,12 @@ func runFloor(args []string, stdout io.Writer, stderr io.Writer) int {
 		for r := 0; r < cfg.rounds; r++ {
 			fmt.Fprintf(stderr, "[floor] %d ops per round trip, round %d/%d\n", n, r+1, cfg.rounds)
 			if err := st.settle(ctx); err != nil {
-				fmt.Fprintln(stderr, "beangate-bench floor:", err)
+				fmt.Fprintln(stderr, "lab floor:", err)
 				return 1
 			}
 			res, err := floorRoundRun(ctx, st, probe, n, cfg.duration)
 			if err != nil {
-				fmt.Fprintln(stderr, "beangate-bench floor:", err)
+				fmt.Fprintln(stderr, "lab floor:", err)
 				return 1
 			}
 			jobs := float64(res.jobs)
@@ -135,15 +136,14 @@ func runFloor(args []string, stdout io.Writer, stderr io.Writer) int {
 			store = append(store, float64(res.storeCPU)/float64(time.Microsecond)/jobs)
 			own = append(own, float64(res.ownCPU)/float64(time.Microsecond)/jobs)
 			rts = append(rts, float64(res.roundTrips)/jobs)
-			cmds = append(cmds, perJob(0, res.commands, res.jobs))
-			commits = append(commits, perJob(0, res.commits, res.jobs))
+			cmds = append(cmds, perJob(res.commands, res.jobs))
+			commits = append(commits, perJob(res.commits, res.jobs))
 		}
-		fmt.Fprintf(tw, "%d\t%.0f\t%s\t%s\t%.2f\t%s\t%s\t\n", n, summarize(jobsPerSec).Median,
-			formatValue(summarize(store).Median), formatValue(summarize(own).Median),
-			summarize(rts).Median, formatValue(summarize(cmds).Median), formatValue(summarize(commits).Median))
+		fmt.Fprintf(tw, "%d\t%.0f\t%s\t%s\t%.2f\t%s\t%s\t\n", n, median(jobsPerSec),
+			figure(median(store)), figure(median(own)), median(rts), figure(median(cmds)), figure(median(commits)))
 	}
 	if err := tw.Flush(); err != nil {
-		fmt.Fprintln(stderr, "beangate-bench floor:", err)
+		fmt.Fprintln(stderr, "lab floor:", err)
 		return 1
 	}
 	return 0
@@ -152,11 +152,11 @@ func runFloor(args []string, stdout io.Writer, stderr io.Writer) int {
 // floorRoundRun sends round trips of n operations for d, rotating put, reserve, delete across
 // them (a batch of 5 holds, in turn, p r d p r, d p r d p, …), and measures the store's CPU and
 // this process's around them. A job is three operations.
-func floorRoundRun(ctx context.Context, st floorStore, probe storeProbe, n int, d time.Duration) (floorRound, error) {
+func floorRoundRun(ctx context.Context, st floorStore, probe storeprobe.Probe, n int, d time.Duration) (floorRound, error) {
 	var res floorRound
 	kinds := [3]byte{'p', 'r', 'd'}
 	ops := make([]byte, n)
-	before, err := probe.sample(ctx)
+	before, err := probe.Sample(ctx)
 	if err != nil {
 		return res, err
 	}
@@ -175,29 +175,20 @@ func floorRoundRun(ctx context.Context, st floorStore, probe storeProbe, n int, 
 	}
 	res.elapsed = time.Since(start)
 	res.ownCPU = selfCPU() - ownBefore
-	after, err := probe.sample(ctx)
+	after, err := probe.Sample(ctx)
 	if err != nil {
 		return res, err
 	}
 	res.jobs, res.roundTrips = i/3, sent
-	res.storeCPU = after.cpu - before.cpu
+	res.storeCPU = after.CPU - before.CPU
 	res.commands, res.commits = -1, -1
-	if before.commands >= 0 && after.commands >= 0 {
-		res.commands = after.commands - before.commands
+	if before.Commands >= 0 && after.Commands >= 0 {
+		res.commands = after.Commands - before.Commands
 	}
-	if before.commits >= 0 && after.commits >= 0 {
-		res.commits = after.commits - before.commits
+	if before.Commits >= 0 && after.Commits >= 0 {
+		res.commits = after.Commits - before.Commits
 	}
 	return res, nil
-}
-
-// selfCPU is this process's CPU so far, user and system.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // redactURL drops a password from a store URL before it is printed.

@@ -1,4 +1,4 @@
--- floor_redis.lua: the least a Redis job queue can do per operation, for beangate-bench floor
+-- floor_redis.lua: the least a Redis job queue can do per operation, for the lab's floor
 -- (floor.go). No sessions, no counters, no wake-ups, no delays, no TTR expiry: a lower bound of
 -- what beangate's own Lua (backend/redis/lua) costs, not a queue anyone could use.
 -- KEYS[1] ids, KEYS[2] ready zset, KEYS[3] reserved zset, KEYS[4] job key prefix

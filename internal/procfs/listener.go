@@ -1,7 +1,6 @@
-package main
+package procfs
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"os"
@@ -10,26 +9,9 @@ import (
 	"strings"
 )
 
-// rssKiB reads VmRSS of a process from /proc/PID/status.
-func rssKiB(pid int) (float64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb, err
-		}
-	}
-	return 0, fmt.Errorf("pid %d: no VmRSS in /proc status", pid)
-}
-
-// pidListeningOn finds the local process listening on addr's TCP port: the socket inode from
+// ListenerPID finds the local process listening on addr's TCP port: the socket inode from
 // /proc/net/tcp{,6}, then the process holding that inode among /proc/*/fd.
-func pidListeningOn(addr string) (int, error) {
+func ListenerPID(addr string) (int, error) {
 	_, portText, err := net.SplitHostPort(addr)
 	if err != nil {
 		return 0, err
