@@ -210,13 +210,13 @@ func (l *Ledger) rel(t time.Time) string {
 // Verdict is what Check found.
 type Verdict struct {
 	Puts, PutsUnacked, PutsAppliedAnyway int
-	Deliveries, Redeliveries           int
-	Explained                          map[string]int // redeliveries by reason
-	Deletes                            int
-	LostInWindow                       int // acknowledged changes a permitted loss window lost
-	Violations                         []string
-	Recovery                           map[string]time.Duration // per fault: until every gateway acknowledged a put and a delete again
-	Errors                             map[string]ErrorStats    // per gateway: failed replies
+	Deliveries, Redeliveries             int
+	Explained                            map[string]int // redeliveries by reason
+	Deletes                              int
+	LostInWindow                         int // acknowledged changes a permitted loss window lost
+	Violations                           []string
+	Recovery                             map[string]time.Duration // per fault: until every gateway acknowledged a put and a delete again
+	Errors                               map[string]ErrorStats    // per gateway: failed replies
 }
 
 // ErrorStats are a gateway's failed commands: how many, and the longest wait for one.
