@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -39,6 +40,8 @@ type Backend struct {
 	dueMu    sync.Mutex
 	dueLists map[string]struct{}
 	leases   *leases
+	// renewFailed: the last lease renewal failed (renewLeases); the reaper waits meanwhile.
+	renewFailed atomic.Bool
 
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -104,8 +107,9 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	b.reserves = newBatcher(b.execReserves, b.unreserve, 1000, opts.CommandTimeout, b.stop)
 	b.leases = newLeases()
 	listening := make(chan struct{})
-	b.wg.Add(2)
+	b.wg.Add(3)
 	go b.listen(listening)
+	go b.renewLeases()
 	go b.heartbeat()
 	if opts.VacuumInterval > 0 {
 		b.wg.Add(1)

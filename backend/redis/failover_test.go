@@ -58,6 +58,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	t.Logf("sentinels promoted %d %v after the kill", promoted, time.Since(killed).Round(time.Millisecond))
 	time.Sleep(3 * time.Second)
 	load.Stop()
+	faulttest.RequireWakeUp(t, gws[1], gws[0]) // the subscription moved too
 	n := load.Drain(t, gws[1], 4*time.Second)
 	t.Logf("drained %d jobs", n)
 	v := ledger.Check(t)

@@ -80,9 +80,11 @@ func (l *Load) Stop() {
 	l.wg.Wait()
 }
 
-func (l *Load) stopped() bool {
+func (l *Load) stopped() bool { return closed(l.stop) }
+
+func closed(ch <-chan struct{}) bool {
 	select {
-	case <-l.stop:
+	case <-ch:
 		return true
 	default:
 		return false
@@ -98,8 +100,9 @@ type client struct {
 	holder string // this connection's name in the ledger
 }
 
-func (l *Load) dial(gw Gateway, watch bool) *client {
-	for !l.stopped() {
+// dial connects to gw until it succeeds or stop is closed (nil: never).
+func (l *Load) dial(gw Gateway, watch bool, stop <-chan struct{}) *client {
+	for !closed(stop) {
 		conn, err := net.DialTimeout("tcp", gw.Addr, 2*time.Second)
 		if err != nil {
 			time.Sleep(50 * time.Millisecond)
@@ -146,7 +149,7 @@ func isReply(err error) bool {
 }
 
 func (l *Load) produce(gw Gateway) {
-	c := l.dial(gw, false)
+	c := l.dial(gw, false, l.stop)
 	for c != nil && !l.stopped() {
 		body := fmt.Sprintf("job-%d", l.seq.Add(1))
 		sent := time.Now()
@@ -160,7 +163,7 @@ func (l *Load) produce(gw Gateway) {
 		case broken(err):
 			l.Ledger.Failed(gw.Name, sent, at)
 			c.close()
-			c = l.dial(gw, false)
+			c = l.dial(gw, false, l.stop)
 			continue
 		default:
 			l.Ledger.Failed(gw.Name, sent, at)
@@ -176,7 +179,7 @@ func (l *Load) produce(gw Gateway) {
 }
 
 func (l *Load) work(gw Gateway) {
-	c := l.dial(gw, true)
+	c := l.dial(gw, true, l.stop)
 	for c != nil && !l.stopped() {
 		sent := time.Now()
 		_ = c.conn.SetDeadline(sent.Add(l.OpTimeout))
@@ -189,7 +192,7 @@ func (l *Load) work(gw Gateway) {
 			l.Ledger.Failed(gw.Name, sent, at)
 			if broken(err) {
 				c.close()
-				c = l.dial(gw, true)
+				c = l.dial(gw, true, l.stop)
 			} else {
 				time.Sleep(20 * time.Millisecond) // the store is failing: do not spin
 			}
@@ -209,7 +212,7 @@ func (l *Load) work(gw Gateway) {
 		case broken(err):
 			l.Ledger.Failed(gw.Name, sent, at)
 			c.close()
-			c = l.dial(gw, true)
+			c = l.dial(gw, true, l.stop)
 		default:
 			l.Ledger.Failed(gw.Name, sent, at)
 		}
@@ -225,10 +228,7 @@ func (l *Load) work(gw Gateway) {
 func (l *Load) Drain(t testing.TB, gw Gateway, wait time.Duration) int {
 	t.Helper()
 	l.defaults()
-	stop := l.stop
-	l.stop = make(chan struct{})
-	defer func() { l.stop = stop }()
-	c := l.dial(gw, true)
+	c := l.dial(gw, true, nil)
 	defer c.close()
 	n := 0
 	for {
@@ -259,3 +259,46 @@ func (l *Load) Names() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// Holder is a worker that reserved jobs and keeps them: the jobs a test watches while their
+// gateway is in trouble.
+type Holder struct {
+	c   *client
+	ids []uint64
+}
+
+// Hold reserves n jobs through gw (waiting up to 5 s for each) and keeps them.
+func (l *Load) Hold(t testing.TB, gw Gateway, n int) *Holder {
+	t.Helper()
+	l.defaults()
+	c := l.dial(gw, true, nil)
+	h := &Holder{c: c}
+	for range n {
+		_ = c.conn.SetDeadline(time.Now().Add(l.OpTimeout))
+		id, body, err := c.bc.Reserve(5 * time.Second)
+		if err != nil {
+			t.Fatalf("holder through %s: reserve: %v", gw.Name, err)
+		}
+		l.Ledger.Reserved(c.holder, gw.Name, id, string(body), time.Now())
+		h.ids = append(h.ids, id)
+	}
+	return h
+}
+
+// DeleteAll deletes every held job: each must still be this holder's (DELETED, not NOT_FOUND).
+func (h *Holder) DeleteAll(t testing.TB) {
+	t.Helper()
+	for _, id := range h.ids {
+		sent := time.Now()
+		h.c.l.Ledger.DeleteSent(id)
+		_ = h.c.conn.SetDeadline(sent.Add(h.c.l.OpTimeout))
+		if err := h.c.bc.Delete(id); err != nil {
+			t.Errorf("holder %s: delete %d: %v (its reservation was taken from it)", h.c.holder, id, err)
+			continue
+		}
+		h.c.l.Ledger.Deleted(h.c.holder, h.c.gw.Name, id, sent, time.Now())
+	}
+}
+
+// Close closes the holder's connection.
+func (h *Holder) Close() { h.c.close() }
