@@ -29,7 +29,7 @@ type Ledger struct {
 	faults  []fault
 	loss    []window
 	forgets []window // reserves acknowledged then may be forgotten
-	replies []reply // acknowledged puts and deletes, and errors, for recovery times
+	replies []reply  // acknowledged puts and deletes, and errors, for recovery times
 	errs    []string
 	acks    []idAck // acknowledged put ids in acknowledgement order
 }
