@@ -13,6 +13,7 @@ import (
 	"github.com/beanstalkd/go-beanstalk"
 	"github.com/stretchr/testify/require"
 
+	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/internal/faulttest"
 )
 
@@ -21,6 +22,8 @@ const (
 	promotionPorts    = 12550
 	crashRestartPorts = 12552
 	leaseStarvePorts  = 12554
+	netCutPort        = 12556
+	slowPort          = 12557
 )
 
 // pairBackend opens a Backend on the pair through its multi-host URL, with query added.
@@ -62,7 +65,7 @@ func TestPromotedStandbyUnderLoad(t *testing.T) {
 	ledger.Fault("primary crash, standby promoted")
 	crashed := time.Now()
 	pair.Primary.StopImmediate()
-	ledger.AllowForgottenReserves(crashed.Add(-time.Second), crashed)
+	ledger.AllowForgottenReserves(crashed.Add(-time.Second), time.Now())
 	pair.Standby.Promote()
 	t.Logf("standby promoted %v after the crash", time.Since(crashed).Round(time.Millisecond))
 	time.Sleep(4 * time.Second)
@@ -87,7 +90,7 @@ func TestCrashRestartInPlaceUnderLoad(t *testing.T) {
 	ledger.Fault("crash and restart")
 	crashed := time.Now()
 	pair.Primary.StopImmediate()
-	ledger.AllowForgottenReserves(crashed.Add(-time.Second), crashed)
+	ledger.AllowForgottenReserves(crashed.Add(-time.Second), time.Now())
 	time.Sleep(500 * time.Millisecond)
 	pair.Primary.Start()
 	time.Sleep(4 * time.Second)
@@ -131,7 +134,7 @@ func TestLeaseOutlivesStalledCommits(t *testing.T) {
 	pair.WaitStreaming(30 * time.Second)
 	time.Sleep(2 * time.Second)
 	load.Stop()
-	holder.DeleteAll(t)
+	holder.DeleteAll(t, false)
 	holder.Close()
 	t.Logf("drained %d jobs", load.Drain(t, gws[1], 3*time.Second))
 	ledger.Check(t)
@@ -193,4 +196,38 @@ func watchLeases(t *testing.T, pair *faulttest.PGPair, schema string) func() []s
 		defer mu.Unlock()
 		return slices.Clone(seen)
 	}
+}
+
+// faultStore opens Backends on a private PostgreSQL through url(host), with a 1 s lease and a
+// 2 s command timeout.
+func faultStore(url func(host, query string) string) faulttest.Store {
+	const query = "schema=ha&lease_ttl=1s&command_timeout=2s"
+	return faulttest.Store{
+		Lease: time.Second, CommandTimeout: 2 * time.Second,
+		Open: func(t *testing.T, host string) backend.Backend {
+			t.Helper()
+			opts, err := ParseURL(url(host, query))
+			require.NoError(t, err)
+			b, err := New(context.Background(), opts)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = b.Close() })
+			return b
+		},
+	}
+}
+
+// A silent network cut between one gateway and PostgreSQL, longer than the lease (see
+// faulttest.RunNetCut).
+func TestNetworkCutFromPostgres(t *testing.T) {
+	server := faulttest.StartPG(t, netCutPort)
+	faulttest.RunNetCut(t, faultStore(server.Primary.URL), faulttest.NewNetCut(t, netCutPort))
+}
+
+// PostgreSQL 50 ms away (a round trip): replies stay correct (see faulttest.RunSlowStore).
+func TestSlowPostgres(t *testing.T) {
+	faulttest.StartPG(t, slowPort)
+	link := faulttest.SlowLink(t, faulttest.Addr(slowPort), 25*time.Millisecond)
+	faulttest.RunSlowStore(t, faultStore(func(_, query string) string {
+		return "postgres://postgres@" + link + "/postgres?sslmode=disable&" + query
+	}), 25*time.Millisecond)
 }

@@ -7,12 +7,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/beangate/beangate/backend"
 	beanredis "github.com/beangate/beangate/backend/redis"
 	"github.com/beangate/beangate/internal/faulttest"
 )
 
 // Ports of the fault tests of this package, one block each (see faulttest.FreePorts).
-const sentinelPorts = 12500
+const (
+	sentinelPorts = 12500 // 5
+	netCutPort    = 12505
+	slowPort      = 12506
+)
 
 // sentinelBackend opens a Backend on the set's master through its sentinels, with query added
 // to the URL.
@@ -66,4 +71,38 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	for gw, e := range v.Errors {
 		require.Less(t, e.Slowest, 4*time.Second, "%s held a client waiting for the failover", gw)
 	}
+}
+
+// faultStore opens Backends on a private Redis through url(host), with a 1 s lease and a 2 s
+// command timeout.
+func faultStore(url func(host, query string) string) faulttest.Store {
+	const query = "prefix=ha&lease=1s&timeout=2s"
+	return faulttest.Store{
+		Lease: time.Second, CommandTimeout: 2 * time.Second,
+		Open: func(t *testing.T, host string) backend.Backend {
+			t.Helper()
+			opts, err := beanredis.ParseURL(url(host, query))
+			require.NoError(t, err)
+			b, err := beanredis.New(context.Background(), opts)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = b.Close() })
+			return b
+		},
+	}
+}
+
+// A silent network cut between one gateway and Redis, longer than the lease (see
+// faulttest.RunNetCut).
+func TestNetworkCutFromRedis(t *testing.T) {
+	server := faulttest.StartRedis(t, netCutPort)
+	faulttest.RunNetCut(t, faultStore(server.PlainURL), faulttest.NewNetCut(t, netCutPort))
+}
+
+// Redis 50 ms away (a round trip): replies stay correct (see faulttest.RunSlowStore).
+func TestSlowRedis(t *testing.T) {
+	faulttest.StartRedis(t, slowPort)
+	link := faulttest.SlowLink(t, faulttest.Addr(slowPort), 25*time.Millisecond)
+	faulttest.RunSlowStore(t, faultStore(func(_, query string) string {
+		return "redis://" + link + "/0?" + query
+	}), 25*time.Millisecond)
 }

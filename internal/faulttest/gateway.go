@@ -15,7 +15,7 @@ import (
 func StartGateway(t testing.TB, name string, b backend.Backend) Gateway {
 	t.Helper()
 	addr, _ := gatewaytest.StartServer(t, b, gateway.Config{Sessions: backend.NewSessionIDs()})
-	return Gateway{Name: name, Addr: addr}
+	return Gateway{Name: name, Addr: addr, Backend: b}
 }
 
 // RequireWakeUp checks that a reserve waiting on waiter is woken by a put through putter at

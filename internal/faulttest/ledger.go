@@ -25,7 +25,7 @@ type Ledger struct {
 	jobs    map[uint64]*jobEntry
 	byBody  map[string]*jobEntry // every put tried, acknowledged or not
 	gone    map[string]time.Time // holder → when its connection was closed
-	cutOff  map[string]time.Time // gateway → when it was cut off from the store
+	cutOff  map[string]cut       // gateway → when it was cut off from the store
 	faults  []fault
 	loss    []window
 	forgets []window // reserves acknowledged then may be forgotten
@@ -70,7 +70,7 @@ type idAck struct {
 // NewLedger starts a ledger for jobs put with the given TTR.
 func NewLedger(ttr time.Duration) *Ledger {
 	return &Ledger{start: time.Now(), ttr: ttr, jobs: map[uint64]*jobEntry{}, byBody: map[string]*jobEntry{},
-		gone: map[string]time.Time{}, cutOff: map[string]time.Time{}}
+		gone: map[string]time.Time{}, cutOff: map[string]cut{}}
 }
 
 // Fault marks the moment a fault named name was injected; recovery is measured from it.
@@ -115,12 +115,18 @@ func (l *Ledger) mayLose(t time.Time) bool {
 	return false
 }
 
+type cut struct {
+	at    time.Time
+	lease time.Duration
+}
+
 // CutOff records that gateway was cut off from the store at: its sessions may be ended by the
-// other gateways once its lease runs out, so its workers' jobs may go to others.
-func (l *Ledger) CutOff(gateway string, at time.Time) {
+// other gateways once its lease has run out, so its workers' jobs may go to others from then
+// on. Its last renewal came at most a third of the lease before the cut.
+func (l *Ledger) CutOff(gateway string, at time.Time, lease time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.cutOff[gateway] = at
+	l.cutOff[gateway] = cut{at, lease}
 }
 
 // PutSent records a put of body about to be sent.
@@ -381,8 +387,8 @@ func (l *Ledger) explain(p, d delivery) string {
 	if d.at.Sub(p.at) >= l.ttr-200*time.Millisecond {
 		return "TTR expired"
 	}
-	if c, ok := l.cutOff[p.gateway]; ok && !c.After(d.at) {
-		return "holder's gateway cut off"
+	if c, ok := l.cutOff[p.gateway]; ok && !c.at.Add(c.lease*2/3).After(d.at) {
+		return "holder's gateway cut off, its lease expired"
 	}
 	if l.mayLose(p.at) {
 		return "lost in the failover window"
@@ -419,6 +425,38 @@ func (l *Ledger) recovery(at time.Time) time.Duration {
 		}
 	}
 	return worst
+}
+
+// DeliveredAgain is when job id was first delivered after its delivery to holder, if it was.
+func (l *Ledger) DeliveredAgain(id uint64, holder string) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	j := l.jobs[id]
+	if j == nil {
+		return time.Time{}, false
+	}
+	for i, d := range j.deliveries {
+		if d.holder == holder && i+1 < len(j.deliveries) {
+			return j.deliveries[i+1].at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// SlowestFailure is the longest a failed command sent through gateway between from and to
+// waited for its answer, and how many there were.
+func (l *Ledger) SlowestFailure(gateway string, from, to time.Time) (time.Duration, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var slowest time.Duration
+	n := 0
+	for _, r := range l.replies {
+		if r.kind == "error" && r.gateway == gateway && !r.sent.Before(from) && r.sent.Before(to) {
+			slowest = max(slowest, r.at.Sub(r.sent))
+			n++
+		}
+	}
+	return slowest, n
 }
 
 // Check logs the verdict and fails t on any violation.

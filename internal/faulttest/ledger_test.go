@@ -66,9 +66,15 @@ func TestLedgerVerdicts(t *testing.T) {
 		{"GatewayCutOff", func(l *Ledger) {
 			put(l, "a", 1, 0)
 			l.Reserved("w1", "gw1", 1, "a", at(10))
-			l.CutOff("gw1", at(12))
+			l.CutOff("gw1", at(12), 6*time.Millisecond)
 			cycle(l, "w2", 1, "a", 20)
 		}, "", 0},
+		{"GatewayCutOffWithinItsLease", func(l *Ledger) {
+			put(l, "a", 1, 0)
+			l.Reserved("w1", "gw1", 1, "a", at(10))
+			l.CutOff("gw1", at(12), time.Second)
+			cycle(l, "w2", 1, "a", 20)
+		}, "while w1", 0},
 		{"ReserveForgotten", func(l *Ledger) {
 			put(l, "a", 1, 0)
 			l.Reserved("w1", "gw1", 1, "a", at(10))

@@ -11,11 +11,14 @@ import (
 	"time"
 
 	"github.com/beanstalkd/go-beanstalk"
+
+	"github.com/beangate/beangate/backend"
 )
 
 // Gateway is a gateway the load talks to.
 type Gateway struct {
 	Name, Addr string
+	Backend    backend.Backend // its store, when started in this process (StartGateway)
 }
 
 // Load is steady put/reserve/delete traffic through real beanstalk clients (go-beanstalk over
@@ -285,20 +288,34 @@ func (l *Load) Hold(t testing.TB, gw Gateway, n int) *Holder {
 	return h
 }
 
-// DeleteAll deletes every held job: each must still be this holder's (DELETED, not NOT_FOUND).
-func (h *Holder) DeleteAll(t testing.TB) {
+// DeleteAll deletes every held job. Each must still be this holder's (DELETED) unless taken,
+// when NOT_FOUND is the answer expected (the jobs went to other workers meanwhile); an
+// acknowledged delete of a job another worker got is then a violation the ledger reports.
+func (h *Holder) DeleteAll(t testing.TB, taken bool) {
 	t.Helper()
 	for _, id := range h.ids {
 		sent := time.Now()
 		h.c.l.Ledger.DeleteSent(id)
 		_ = h.c.conn.SetDeadline(sent.Add(h.c.l.OpTimeout))
-		if err := h.c.bc.Delete(id); err != nil {
-			t.Errorf("holder %s: delete %d: %v (its reservation was taken from it)", h.c.holder, id, err)
-			continue
+		err := h.c.bc.Delete(id)
+		switch {
+		case err == nil:
+			h.c.l.Ledger.Deleted(h.c.holder, h.c.gw.Name, id, sent, time.Now())
+			if taken {
+				t.Errorf("holder %s: delete %d answered DELETED, but its job was given to another worker", h.c.holder, id)
+			}
+		case taken && errors.Is(err, beanstalk.ErrNotFound):
+		default:
+			t.Errorf("holder %s: delete %d: %v", h.c.holder, id, err)
 		}
-		h.c.l.Ledger.Deleted(h.c.holder, h.c.gw.Name, id, sent, time.Now())
 	}
 }
+
+// IDs are the held jobs.
+func (h *Holder) IDs() []uint64 { return h.ids }
+
+// Name is the holder's name in the ledger.
+func (h *Holder) Name() string { return h.c.holder }
 
 // Close closes the holder's connection.
 func (h *Holder) Close() { h.c.close() }

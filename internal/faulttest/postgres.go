@@ -29,7 +29,7 @@ type PGServer struct {
 
 // PGPair is a private PostgreSQL primary and a streaming standby made from it with
 // pg_basebackup, on loopback ports base (the primary) and base+1. Both listen on 127.0.0.1 and
-// 127.0.0.2, so that a test can cut one client's path (see NetCut) and not another's.
+// CutHost, so that a test can cut one client's path (see NetCut) and not another's.
 // PostgreSQL refuses to run as root: as root the servers run as the postgres user.
 type PGPair struct {
 	t       testing.TB
@@ -45,12 +45,33 @@ type PGPair struct {
 // (synchronous_standby_names = '*'), so a promotion loses no acknowledged commit.
 func StartPGPair(t testing.TB, base int, sync bool) *PGPair {
 	t.Helper()
+	p := startPrimary(t, base, 2, sync)
+	p.Standby = &PGServer{pair: p, Name: "standby", Port: base + 1, data: filepath.Join(p.dir, "standby"), log: filepath.Join(p.dir, "standby.log")}
+	p.run("pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(p.Primary.Port), "-U", "postgres",
+		"-D", p.Standby.data, "-R", "-X", "stream", "-c", "fast", "--no-sync")
+	// A promoted standby has no standby of its own to wait for.
+	p.appendConf(p.Standby, "synchronous_standby_names = ''")
+	p.Standby.Start()
+	p.WaitStreaming(30 * time.Second)
+	return p
+}
+
+// StartPG starts a lone private PostgreSQL server (no standby) on port; its Primary is it.
+func StartPG(t testing.TB, port int) *PGPair {
+	t.Helper()
+	return startPrimary(t, port, 1, false)
+}
+
+// startPrimary initdb's and starts the primary on base, checking that the ports base..base+n-1
+// are free.
+func startPrimary(t testing.TB, base, n int, sync bool) *PGPair {
+	t.Helper()
 	bin, err := postgresBinDir()
 	if err != nil {
 		backendtest.Unavailable(t, "PostgreSQL: %v", err)
 		return nil
 	}
-	ports := FreePorts(t, base, 2)
+	FreePorts(t, base, n)
 	p := &PGPair{t: t, bin: bin}
 	p.dir, err = os.MkdirTemp("/tmp", "beangate-faults-pg-")
 	if err != nil {
@@ -70,11 +91,17 @@ func StartPGPair(t testing.TB, base int, sync bool) *PGPair {
 		}
 		p.runAs = []string{"runuser", "-u", "postgres", "--"}
 	}
-	p.Primary = &PGServer{pair: p, Name: "primary", Port: ports[0], data: filepath.Join(p.dir, "primary"), log: filepath.Join(p.dir, "primary.log")}
-	p.Standby = &PGServer{pair: p, Name: "standby", Port: ports[1], data: filepath.Join(p.dir, "standby"), log: filepath.Join(p.dir, "standby.log")}
+	p.Primary = &PGServer{pair: p, Name: "primary", Port: base, data: filepath.Join(p.dir, "primary"), log: filepath.Join(p.dir, "primary.log")}
+	t.Cleanup(func() {
+		for _, s := range []*PGServer{p.Primary, p.Standby} {
+			if s != nil {
+				_ = p.command("pg_ctl", "-D", s.data, "-m", "immediate", "-w", "stop").Run()
+			}
+		}
+	})
 	p.run("initdb", "-D", p.Primary.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
 	conf := []string{
-		"listen_addresses = '127.0.0.1,127.0.0.2'",
+		"listen_addresses = '127.0.0.1," + CutHost + "'",
 		"unix_socket_directories = '" + p.dir + "'",
 		"max_connections = 60",
 		"shared_buffers = 16MB",
@@ -93,17 +120,6 @@ func StartPGPair(t testing.TB, base int, sync bool) *PGPair {
 	}
 	p.appendConf(p.Primary, conf...)
 	p.Primary.Start()
-	p.run("pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(p.Primary.Port), "-U", "postgres",
-		"-D", p.Standby.data, "-R", "-X", "stream", "-c", "fast", "--no-sync")
-	// A promoted standby has no standby of its own to wait for.
-	p.appendConf(p.Standby, "synchronous_standby_names = ''")
-	p.Standby.Start()
-	p.WaitStreaming(30 * time.Second)
-	t.Cleanup(func() {
-		for _, s := range []*PGServer{p.Primary, p.Standby} {
-			_ = p.command("pg_ctl", "-D", s.data, "-m", "immediate", "-w", "stop").Run()
-		}
-	})
 	return p
 }
 
@@ -173,6 +189,15 @@ func (s *PGServer) Promote() {
 // Conn is a connection to the server's postgres database, closed when the test ends.
 func (s *PGServer) Conn(ctx context.Context) (*pgx.Conn, error) {
 	return pgx.Connect(ctx, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=5", s.Port))
+}
+
+// URL is the server's single-host URL through host (127.0.0.1 or CutHost), with query added.
+func (s *PGServer) URL(host, query string) string {
+	u := fmt.Sprintf("postgres://postgres@%s:%d/postgres?sslmode=disable&connect_timeout=3", host, s.Port)
+	if query != "" {
+		u += "&" + query
+	}
+	return u
 }
 
 // URL is the multi-host URL of the pair that finds whichever accepts writes, with query added.

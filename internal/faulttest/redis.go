@@ -78,11 +78,26 @@ func StartRedisSet(t testing.TB, base int) *RedisSet {
 	return s
 }
 
-// StartServer starts a redis-server on port, a replica of replicaOf unless that is 0. Writes
-// are kept in memory only: what survives a master's death is what its replica has.
+// StartRedis starts a lone private redis-server (no replica, no sentinels) on port, listening on
+// 127.0.0.1 and CutHost.
+func StartRedis(t testing.TB, port int) *RedisSet {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		backendtest.Unavailable(t, "redis-server: %v", err)
+		return nil
+	}
+	s := &RedisSet{t: t, dir: t.TempDir(), bin: bin, Ports: FreePorts(t, port, 1), servers: map[int]*process{}}
+	s.StartServer(port, 0)
+	return s
+}
+
+// StartServer starts a redis-server on port (listening on 127.0.0.1 and CutHost), a replica of
+// replicaOf unless that is 0. Writes are kept in memory only: what survives a master's death
+// is what its replica has.
 func (s *RedisSet) StartServer(port, replicaOf int) {
 	s.t.Helper()
-	args := []string{s.bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+	args := []string{s.bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1 " + CutHost, "--save", "", "--appendonly", "no",
 		"--dir", s.dir, "--dbfilename", fmt.Sprintf("dump-%d.rdb", port), "--maxmemory-policy", "noeviction"}
 	if replicaOf != 0 {
 		args = append(args, "--replicaof", "127.0.0.1", strconv.Itoa(replicaOf))
@@ -183,4 +198,14 @@ func (s *RedisSet) dumpLogs() {
 		}
 		s.t.Logf("--- %s:\n%s", filepath.Base(l), b)
 	}
+}
+
+// PlainURL is the backend URL of the server on the set's first port through host (127.0.0.1 or
+// CutHost), without sentinels, with query added.
+func (s *RedisSet) PlainURL(host, query string) string {
+	u := fmt.Sprintf("redis://%s:%d/0", host, s.Ports[0])
+	if query != "" {
+		u += "?" + query
+	}
+	return u
 }
