@@ -443,6 +443,19 @@ func (l *Ledger) DeliveredAgain(id uint64, holder string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// FirstPutAfter is when the first put sent through gateway at or after t was acknowledged.
+func (l *Ledger) FirstPutAfter(gateway string, t time.Time) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var first time.Time
+	for _, r := range l.replies {
+		if r.kind == "put" && r.gateway == gateway && !r.sent.Before(t) && (first.IsZero() || r.at.Before(first)) {
+			first = r.at
+		}
+	}
+	return first, !first.IsZero()
+}
+
 // SlowestFailure is the longest a failed command sent through gateway between from and to
 // waited for its answer, and how many there were.
 func (l *Ledger) SlowestFailure(gateway string, from, to time.Time) (time.Duration, int) {

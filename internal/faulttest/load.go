@@ -28,18 +28,21 @@ type Gateway struct {
 type Load struct {
 	Ledger    *Ledger
 	Gateways  []Gateway
-	Producers int           // per gateway (default 1)
-	Workers   int           // per gateway (default 2)
+	Producers int           // per gateway (default 1; negative: none)
+	Workers   int           // per gateway (default 2; negative: none)
 	TTR       time.Duration // of every job (default the ledger's)
 	Pace      time.Duration // between one producer's puts (default 5 ms)
+	Body      int           // bytes of padding added to each job's body
 	OpTimeout time.Duration // a reply later than this is a hung gateway (default 30 s)
 	Tube      string
 
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	seq     atomic.Uint64
-	holders atomic.Uint64
+	stop chan struct{}
+	wg   sync.WaitGroup
 }
+
+// seq numbers the jobs' bodies, and holders the connections, of every Load in the process, so
+// that several loads can share a ledger.
+var seq, holders atomic.Uint64
 
 func (l *Load) defaults() {
 	if l.Producers == 0 {
@@ -67,10 +70,10 @@ func (l *Load) Start() {
 	l.defaults()
 	l.stop = make(chan struct{})
 	for _, gw := range l.Gateways {
-		for range l.Producers {
+		for range max(l.Producers, 0) {
 			l.wg.Go(func() { l.produce(gw) })
 		}
-		for range l.Workers {
+		for range max(l.Workers, 0) {
 			l.wg.Go(func() { l.work(gw) })
 		}
 	}
@@ -112,7 +115,7 @@ func (l *Load) dial(gw Gateway, watch bool, stop <-chan struct{}) *client {
 			continue
 		}
 		c := &client{l: l, gw: gw, conn: conn, bc: beanstalk.NewConn(conn),
-			holder: fmt.Sprintf("%s/c%d", gw.Name, l.holders.Add(1))}
+			holder: fmt.Sprintf("%s/c%d", gw.Name, holders.Add(1))}
 		// use/watch are answered by the gateway alone; they never fail on the store.
 		_ = conn.SetDeadline(time.Now().Add(l.OpTimeout))
 		if watch {
@@ -154,7 +157,10 @@ func isReply(err error) bool {
 func (l *Load) produce(gw Gateway) {
 	c := l.dial(gw, false, l.stop)
 	for c != nil && !l.stopped() {
-		body := fmt.Sprintf("job-%d", l.seq.Add(1))
+		body := fmt.Sprintf("job-%d", seq.Add(1))
+		if l.Body > 0 {
+			body += " " + strings.Repeat("x", l.Body)
+		}
 		sent := time.Now()
 		l.Ledger.PutSent(body, sent)
 		_ = c.conn.SetDeadline(sent.Add(l.OpTimeout))
