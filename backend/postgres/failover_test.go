@@ -68,7 +68,7 @@ func TestPromotedStandbyUnderLoad(t *testing.T) {
 	ledger.AllowForgottenReserves(crashed.Add(-time.Second), time.Now())
 	pair.Standby.Promote()
 	t.Logf("standby promoted %v after the crash", time.Since(crashed).Round(time.Millisecond))
-	time.Sleep(4 * time.Second)
+	time.Sleep(3 * time.Second)
 	load.Stop()
 	faulttest.RequireWakeUp(t, gws[1], gws[0]) // the LISTEN connection moved too
 	t.Logf("drained %d jobs", load.Drain(t, gws[1], 4*time.Second))
@@ -93,7 +93,7 @@ func TestCrashRestartInPlaceUnderLoad(t *testing.T) {
 	ledger.AllowForgottenReserves(crashed.Add(-time.Second), time.Now())
 	time.Sleep(500 * time.Millisecond)
 	pair.Primary.Start()
-	time.Sleep(4 * time.Second)
+	time.Sleep(3 * time.Second)
 	load.Stop()
 	faulttest.RequireWakeUp(t, gws[1], gws[0])
 	t.Logf("drained %d jobs", load.Drain(t, gws[1], 4*time.Second))

@@ -124,7 +124,7 @@ func RunSlowStore(t *testing.T, s Store, delay time.Duration) {
 	ledger := NewLedger(5 * time.Second)
 	load := &Load{Ledger: ledger, Gateways: gws, Workers: 4}
 	load.Start()
-	time.Sleep(5 * time.Second)
+	time.Sleep(3 * time.Second)
 	load.Stop()
 	t.Logf("drained %d jobs", load.Drain(t, gws[1], 2*time.Second))
 	v := ledger.Check(t)
