@@ -62,9 +62,9 @@ func TestPromotedStandbyUnderLoad(t *testing.T) {
 	load.Start()
 	time.Sleep(2 * time.Second)
 
-	ledger.Fault("primary crash, standby promoted")
 	crashed := time.Now()
 	pair.Primary.StopImmediate()
+	ledger.Fault("primary crash, standby promoted") // from when the primary is gone
 	ledger.AllowForgottenReserves(crashed.Add(-time.Second), time.Now())
 	pair.Standby.Promote()
 	t.Logf("standby promoted %v after the crash", time.Since(crashed).Round(time.Millisecond))
@@ -87,9 +87,9 @@ func TestCrashRestartInPlaceUnderLoad(t *testing.T) {
 	load.Start()
 	time.Sleep(2 * time.Second)
 
-	ledger.Fault("crash and restart")
 	crashed := time.Now()
 	pair.Primary.StopImmediate()
+	ledger.Fault("crash and restart") // from when the server is gone
 	ledger.AllowForgottenReserves(crashed.Add(-time.Second), time.Now())
 	time.Sleep(500 * time.Millisecond)
 	pair.Primary.Start()
@@ -115,8 +115,8 @@ func TestLeaseOutlivesStalledCommits(t *testing.T) {
 
 	expireReservations(t, gws[0], 4)
 	lapses := watchLeases(t, pair, "ha")
-	ledger.Fault("synchronous standby away")
 	pair.Standby.StopImmediate()
+	ledger.Fault("synchronous standby away")
 	// Clients come and go meanwhile: each session's end is a durable commit that waits too,
 	// holding one of the pool's connections.
 	churn := time.Now().Add(5 * time.Second) // five leases
