@@ -35,7 +35,8 @@ func sentinelBackend(t *testing.T, set *faulttest.RedisSet, query string) *beanr
 }
 
 // The master is killed with SIGKILL under steady load through two gateways; the sentinels
-// promote the replica and both gateways follow it: every acknowledged job is accounted for,
+// promote the replica and both gateways follow it (and load the library again when the new
+// master's is flushed): every acknowledged job is accounted for,
 // except what asynchronous replication may lose in the moment before the kill; no job is
 // handed out twice unexplained; ids never go back; while there is no master, commands fail at
 // once rather than wait for the failover.
@@ -61,7 +62,13 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 	ledger.AllowLoss(killed.Add(-time.Second), killed)
 	promoted := set.WaitPromoted(master, 30*time.Second)
 	t.Logf("sentinels promoted %d %v after the kill", promoted, time.Since(killed).Round(time.Millisecond))
-	time.Sleep(3 * time.Second)
+	time.Sleep(2 * time.Second)
+	// A master without the library (one that never had it, or flushed) is given it by the
+	// first call that misses it.
+	c := set.Client(promoted)
+	require.NoError(t, c.FunctionFlush(context.Background()).Err())
+	_ = c.Close()
+	time.Sleep(time.Second)
 	load.Stop()
 	faulttest.RequireWakeUp(t, gws[1], gws[0]) // the subscription moved too
 	n := load.Drain(t, gws[1], 4*time.Second)
