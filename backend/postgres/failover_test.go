@@ -20,7 +20,7 @@ import (
 // Ports of the fault tests of this package, one block of two each (see faulttest.FreePorts).
 const (
 	promotionPorts    = 12550
-	crashRestartPorts = 12552
+	crashRestartPorts = 12552 // one
 	leaseStarvePorts  = 12554
 	netCutPort        = 12556
 	slowPort          = 12557
@@ -56,31 +56,27 @@ func pairGateways(t *testing.T, pair *faulttest.PGPair, query string) []faulttes
 // again; the ledger allows that within a second of the crash, and nothing else.
 func TestPromotedStandbyUnderLoad(t *testing.T) {
 	pair := faulttest.StartPGPair(t, promotionPorts, true)
-	gws := pairGateways(t, pair, "schema=ha&lease_ttl=2s&command_timeout=3s")
-	ledger := faulttest.NewLedger(3 * time.Second)
-	load := &faulttest.Load{Ledger: ledger, Gateways: gws}
-	load.Start()
-	time.Sleep(2 * time.Second)
-
-	crashed := time.Now()
-	pair.Primary.StopImmediate()
-	ledger.Fault("primary crash, standby promoted") // from when the primary is gone
-	ledger.AllowForgottenReserves(crashed.Add(-time.Second), time.Now())
-	pair.Standby.Promote()
-	t.Logf("standby promoted %v after the crash", time.Since(crashed).Round(time.Millisecond))
-	time.Sleep(3 * time.Second)
-	load.Stop()
-	faulttest.RequireWakeUp(t, gws[1], gws[0]) // the LISTEN connection moved too
-	t.Logf("drained %d jobs", load.Drain(t, gws[1], 4*time.Second))
-	v := ledger.Check(t)
-	require.Positive(t, v.Recovery["primary crash, standby promoted"], "some gateway never recovered")
+	crashUnderLoad(t, pair, "primary crash, standby promoted", func(crashed time.Time) {
+		pair.Standby.Promote()
+		t.Logf("standby promoted %v after the crash", time.Since(crashed).Round(time.Millisecond))
+	})
 }
 
 // The server crashes (stop -m immediate) under load and starts again in place: the gateways
 // reconnect, and nothing acknowledged is lost (every durable commit was on disk); reserves of
 // the moment before the crash may be forgotten, as above.
 func TestCrashRestartInPlaceUnderLoad(t *testing.T) {
-	pair := faulttest.StartPGPair(t, crashRestartPorts, false)
+	server := faulttest.StartPG(t, crashRestartPorts)
+	crashUnderLoad(t, server, "crash and restart", func(time.Time) {
+		time.Sleep(500 * time.Millisecond)
+		server.Primary.Start()
+	})
+}
+
+// crashUnderLoad crashes the primary (stop -m immediate) under load through two gateways,
+// runs recover, and checks the ledger, the recovery and that wake-ups resumed (the LISTEN
+// connection moved too).
+func crashUnderLoad(t *testing.T, pair *faulttest.PGPair, fault string, recover func(crashed time.Time)) {
 	gws := pairGateways(t, pair, "schema=ha&lease_ttl=2s&command_timeout=3s")
 	ledger := faulttest.NewLedger(3 * time.Second)
 	load := &faulttest.Load{Ledger: ledger, Gateways: gws}
@@ -89,16 +85,15 @@ func TestCrashRestartInPlaceUnderLoad(t *testing.T) {
 
 	crashed := time.Now()
 	pair.Primary.StopImmediate()
-	ledger.Fault("crash and restart") // from when the server is gone
+	ledger.Fault(fault) // from when the server is gone
 	ledger.AllowForgottenReserves(crashed.Add(-time.Second), time.Now())
-	time.Sleep(500 * time.Millisecond)
-	pair.Primary.Start()
+	recover(crashed)
 	time.Sleep(3 * time.Second)
 	load.Stop()
 	faulttest.RequireWakeUp(t, gws[1], gws[0])
 	t.Logf("drained %d jobs", load.Drain(t, gws[1], 4*time.Second))
 	v := ledger.Check(t)
-	require.Positive(t, v.Recovery["crash and restart"], "some gateway never recovered")
+	require.Positive(t, v.Recovery[fault], "some gateway never recovered")
 }
 
 // While the synchronous standby is away (being rebuilt), every durable commit waits for it,

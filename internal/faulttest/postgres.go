@@ -200,8 +200,12 @@ func (s *PGServer) URL(host, query string) string {
 	return u
 }
 
-// URL is the multi-host URL of the pair that finds whichever accepts writes, with query added.
+// URL is the multi-host URL of the pair that finds whichever accepts writes (of a lone server:
+// its URL), with query added.
 func (p *PGPair) URL(query string) string {
+	if p.Standby == nil {
+		return p.Primary.URL("127.0.0.1", query)
+	}
 	u := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/postgres?sslmode=disable&target_session_attrs=read-write&connect_timeout=3",
 		p.Primary.Port, p.Standby.Port)
 	if query != "" {
