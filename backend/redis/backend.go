@@ -84,6 +84,7 @@ type Backend struct {
 
 	floor       atomic.Uint64 // the highest job id this process has handed out (idfloor.go)
 	reconnected chan struct{} // the subscription was made again: Redis may have lost data
+	restoreNow  chan struct{} // the heartbeat saw a reconnect: restore at once (lease.go)
 
 	procsMu sync.Mutex
 	procs   map[string]struct{} // gateway processes whose lease this Backend keeps alive
@@ -116,6 +117,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		stop:       make(chan struct{}),
 
 		reconnected: make(chan struct{}, 1),
+		restoreNow:  make(chan struct{}, 1),
 	}
 	b.keys = []string{b.base + ":stats"}
 	if b.client == nil {
@@ -157,9 +159,10 @@ func (b *Backend) start(ctx context.Context) error {
 		_ = b.pubsub.Close()
 		return fmt.Errorf("backend/redis: subscribe: %w", err)
 	}
-	b.wg.Add(4)
+	b.wg.Add(5)
 	go b.listen()
 	go b.heartbeatLoop()
+	go b.restoreLoop()
 	go b.reapLoop()
 	go b.retryEndsLoop()
 	return nil
