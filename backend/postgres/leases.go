@@ -109,10 +109,65 @@ func (l *leases) removeUnended(sessions []string) {
 // database is back.
 func (b *Backend) reapGrace() time.Duration { return b.opts.LeaseTTL / 2 }
 
-// heartbeat renews this Backend's leases every LeaseTTL/3, ends again the sessions whose end
-// failed, and ends the sessions of processes whose lease ran out, so that a crashed gateway's
-// reservations come back within about two leases rather than a TTR. Every Backend does this; the
-// process rows are locked SKIP LOCKED, so two gateways never end the same dead sessions twice.
+// renewLeases renews this Backend's leases every LeaseTTL/3, on a connection of its own, in a
+// transaction that does not wait for the WAL flush nor a synchronous standby
+// (renew_leases.sql): nothing else this Backend does can hold a renewal back, neither a pool
+// full of commits waiting for a standby nor a slow heartbeat chore, so a live gateway is never
+// taken for dead because its own store was slow. Leases are judged by the database's clock. A
+// renewal that fails closes the connection (it may lead to a server that is gone) and the next
+// tick dials again, which finds the primary of a multi-host URL anew.
+func (b *Backend) renewLeases() {
+	defer b.wg.Done()
+	var conn *pgx.Conn
+	defer func() {
+		if conn != nil {
+			_ = conn.Close(context.Background())
+		}
+	}()
+	period := b.opts.LeaseTTL / 3
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-tick.C:
+		}
+		ps := b.leases.list()
+		if len(ps) == 0 {
+			continue
+		}
+		// A renewal later than a period is no use: the next tick tries again.
+		ctx, cancel := context.WithTimeout(context.Background(), min(period, b.opts.CommandTimeout))
+		var err error
+		if conn == nil {
+			conn, err = pgx.ConnectConfig(ctx, b.pool.Config().ConnConfig.Copy())
+		}
+		if err == nil {
+			_, err = conn.Exec(ctx, b.st.get("renew_leases"), ps, b.opts.LeaseTTL.Microseconds())
+		}
+		cancel()
+		if err != nil {
+			if conn != nil {
+				_ = conn.Close(context.Background())
+				conn = nil
+			}
+			if !b.renewFailed.Swap(true) {
+				b.opts.Logger.Warn("postgres: renewing gateway leases failed", "err", err)
+			}
+			continue
+		}
+		if b.renewFailed.Swap(false) {
+			b.opts.Logger.Info("postgres: gateway leases renewed again")
+		}
+	}
+}
+
+// heartbeat ends again, every LeaseTTL/3, the sessions whose end failed, and ends the sessions
+// of processes whose lease ran out, so that a crashed gateway's reservations come back within
+// about two leases rather than a TTR. Every Backend does this; the process rows are locked SKIP
+// LOCKED, so two gateways never end the same dead sessions twice. While this Backend cannot
+// renew its own leases it reaps nobody: it cannot tell others' expiry from its own trouble.
 //
 // Worst case after a kill -9, from the dead gateway's last renewal: the lease (LeaseTTL), up to a
 // tick until another gateway first sees it expired (LeaseTTL/3), then the grace (LeaseTTL/2)
@@ -128,16 +183,9 @@ func (b *Backend) heartbeat() {
 		case <-tick.C:
 		}
 		ctx := context.Background()
-		if ps := b.leases.list(); len(ps) > 0 {
-			err := b.run(ctx, "renew leases", func(ctx context.Context) error {
-				_, err := b.pool.Exec(ctx, b.st.get("renew_leases"), ps, b.opts.LeaseTTL.Microseconds())
-				return err
-			})
-			if err != nil {
-				b.opts.Logger.Warn("postgres: renewing gateway leases failed", "err", err)
-				b.leases.clearSuspects()
-				continue
-			}
+		if b.renewFailed.Load() {
+			b.leases.clearSuspects()
+			continue
 		}
 		if err := b.retryEndSessions(ctx); err != nil {
 			b.leases.clearSuspects()

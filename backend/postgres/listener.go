@@ -62,6 +62,17 @@ func (b *Backend) listenOnce(ctx context.Context, listening func()) error {
 		return err
 	}
 	listening()
+	// A kick (the database found unreachable: outage.go) drops this connection, which may
+	// lead to a server that is gone or cut off, and the loop dials again.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-b.listenKick:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {

@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -39,6 +41,13 @@ type Backend struct {
 	dueMu    sync.Mutex
 	dueLists map[string]struct{}
 	leases   *leases
+	// renewFailed: the last lease renewal failed (renewLeases); the reaper waits meanwhile.
+	renewFailed atomic.Bool
+	// reach fails calls at once while the database is known unreachable (outage.go);
+	// listenKick makes the listener drop its connection then.
+	reach      *backend.Reachability
+	listenKick chan struct{}
+	dialer     dialer // the connections of a pool New opened
 
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -70,6 +79,8 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if b.clock == nil {
 		b.clock = backend.SystemClock{}
 	}
+	b.listenKick = make(chan struct{}, 1)
+	b.reach = backend.NewReachability(b.probe, min(opts.CommandTimeout, maxProbeTimeout), b.dropConnections, opts.Logger)
 	b.pool = opts.Pool
 	if b.pool == nil {
 		cfg, err := pgxpool.ParseConfig(opts.DSN)
@@ -79,8 +90,9 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.CommandTimeout {
 			cfg.ConnConfig.ConnectTimeout = opts.CommandTimeout
 		}
-		tuneConnConfig(cfg.ConnConfig)
-		rawDial(&cfg.ConnConfig.Config)
+		tuneConnConfig(cfg.ConnConfig, opts.CommandTimeout)
+		b.dialer.down = func() bool { return b.reach.Check() != nil }
+		b.dialer.wrap(&cfg.ConnConfig.Config)
 		if b.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("postgres: connect: %w", err)
 		}
@@ -104,8 +116,9 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	b.reserves = newBatcher(b.execReserves, b.unreserve, 1000, opts.CommandTimeout, b.stop)
 	b.leases = newLeases()
 	listening := make(chan struct{})
-	b.wg.Add(2)
+	b.wg.Add(3)
 	go b.listen(listening)
+	go b.renewLeases()
 	go b.heartbeat()
 	if opts.VacuumInterval > 0 {
 		b.wg.Add(1)
@@ -126,6 +139,9 @@ func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
 		close(b.stop)
 		b.wg.Wait()
+		if b.reach != nil {
+			b.reach.Close()
+		}
 		b.closePool()
 	})
 	return nil
@@ -153,6 +169,9 @@ func (b *Backend) run(ctx context.Context, op string, f func(ctx context.Context
 		return errClosed
 	default:
 	}
+	if err := b.reach.Check(); err != nil {
+		return wrap(op, err)
+	}
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
 		cctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
@@ -167,6 +186,9 @@ func (b *Backend) run(ctx context.Context, op string, f func(ctx context.Context
 	}
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if isOutage(err) {
+		b.reach.Failed(err)
 	}
 	return wrap(op, err)
 }
@@ -194,8 +216,14 @@ func (b *Backend) batch(ctx context.Context, bt *pgx.Batch) error {
 // synchronous_commit is on, whatever the server's default: an acknowledged put, delete, release,
 // bury or kick must be on disk. Statements that need no durability (reserve, touch, session
 // bookkeeping) turn it off for their own transaction.
-func tuneConnConfig(cfg *pgx.ConnConfig) {
-	for k, v := range map[string]string{"plan_cache_mode": "force_generic_plan", "enable_seqscan": "off", "jit": "off", "synchronous_commit": "on"} {
+//
+// idle_in_transaction_session_timeout is twice the command timeout: every transaction here runs
+// within one command timeout, and one whose gateway was cut off in its middle would otherwise
+// keep its row locks, blocking the other gateways, until the server's TCP keepalive noticed.
+func tuneConnConfig(cfg *pgx.ConnConfig, commandTimeout time.Duration) {
+	idle := strconv.FormatInt((2 * commandTimeout).Milliseconds(), 10)
+	for k, v := range map[string]string{"plan_cache_mode": "force_generic_plan", "enable_seqscan": "off", "jit": "off", "synchronous_commit": "on",
+		"idle_in_transaction_session_timeout": idle} {
 		if _, set := cfg.RuntimeParams[k]; !set {
 			cfg.RuntimeParams[k] = v
 		}

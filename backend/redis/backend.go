@@ -80,9 +80,11 @@ type Backend struct {
 	batch      *batcher
 	waiters    *waiters
 	pubsub     *goredis.PubSub
+	reach      *backend.Reachability // fails calls at once while Redis is known unreachable (outage.go)
 
 	floor       atomic.Uint64 // the highest job id this process has handed out (idfloor.go)
 	reconnected chan struct{} // the subscription was made again: Redis may have lost data
+	restoreNow  chan struct{} // the heartbeat saw a reconnect: restore at once (lease.go)
 
 	procsMu sync.Mutex
 	procs   map[string]struct{} // gateway processes whose lease this Backend keeps alive
@@ -115,6 +117,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		stop:       make(chan struct{}),
 
 		reconnected: make(chan struct{}, 1),
+		restoreNow:  make(chan struct{}, 1),
 	}
 	b.keys = []string{b.base + ":stats"}
 	if b.client == nil {
@@ -146,6 +149,7 @@ func (b *Backend) start(ctx context.Context) error {
 	if err := b.sc.load(cctx, b.client, b.keys[0]); err != nil {
 		return fmt.Errorf("backend/redis: %w", err)
 	}
+	b.reach = backend.NewReachability(b.ping, min(b.opts.CommandTimeout, maxProbeTimeout), nil, b.opts.Logger)
 	b.batch = newBatcher(b.client, b.sc, b.keys, b.base, batchesInFlight, b.opts.CommandTimeout)
 	if err := b.restore(cctx); err != nil {
 		return fmt.Errorf("backend/redis: init: %w", err)
@@ -155,9 +159,10 @@ func (b *Backend) start(ctx context.Context) error {
 		_ = b.pubsub.Close()
 		return fmt.Errorf("backend/redis: subscribe: %w", err)
 	}
-	b.wg.Add(4)
+	b.wg.Add(5)
 	go b.listen()
 	go b.heartbeatLoop()
+	go b.restoreLoop()
 	go b.reapLoop()
 	go b.retryEndsLoop()
 	return nil
@@ -197,6 +202,7 @@ func (b *Backend) Close() error {
 		_ = b.pubsub.Close()
 		b.batch.stop()
 		b.wg.Wait()
+		b.reach.Close()
 		b.waiters.wakeAll()
 		if b.ownClient {
 			_ = b.client.Close()
@@ -238,7 +244,13 @@ func (b *Backend) call(ctx context.Context, o op, args ...any) (any, error) {
 // callSent is call that also returns when the operation was sent to Redis (see runSent). The
 // batcher bounds it by CommandTimeout (without a timer per call).
 func (b *Backend) callSent(ctx context.Context, o op, args ...any) (any, time.Time, error) {
+	if err := b.reach.Check(); err != nil {
+		return nil, time.Time{}, fmt.Errorf("backend/redis: %w", err)
+	}
 	res, sent, err := b.batch.runSent(ctx, o, b.nowArg(), args...)
+	if ctx.Err() == nil && isOutage(err) {
+		b.reach.Failed(err)
+	}
 	return res, sent, interpretError(err)
 }
 

@@ -13,6 +13,9 @@ import (
 // stats hash) and each pipeline goes whole to the master of the namespace's slot, and a
 // MOVED or ASK reply (a resharding, a failover) is followed by the ClusterClient.
 func dial(opts Options) (goredis.UniversalClient, error) {
+	if opts.Sentinel {
+		return dialSentinel(opts)
+	}
 	if !opts.Cluster {
 		ro, err := goredis.ParseURL(opts.URL)
 		if err != nil {

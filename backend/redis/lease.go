@@ -10,7 +10,9 @@ import (
 
 // heartbeatLoop refreshes the lease of every process this Backend has seen sessions of, three
 // times per LeaseTTL, so that one late beat does not make the others take it for dead, and at
-// once when the subscription was made again after a reconnect (Redis may have lost data).
+// once when the subscription was made again after a reconnect (Redis may have lost data; the
+// restore loop is told too). Renewals run on their own: nothing else can hold one back, not a
+// restore waiting for replicas (Options.WaitReplicas) nor one waiting out a timeout.
 func (b *Backend) heartbeatLoop() {
 	defer b.wg.Done()
 	t := time.NewTicker(b.opts.LeaseTTL / 3)
@@ -21,8 +23,35 @@ func (b *Backend) heartbeatLoop() {
 			return
 		case <-t.C:
 		case <-b.reconnected:
+			select {
+			case b.restoreNow <- struct{}{}:
+			default:
+			}
 		}
-		b.heartbeat()
+		ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
+		b.renewLeases(ctx)
+		cancel()
+	}
+}
+
+// restoreLoop puts back what a store that lost data forgot (idfloor.go), three times per
+// LeaseTTL and at once after a reconnect.
+func (b *Backend) restoreLoop() {
+	defer b.wg.Done()
+	t := time.NewTicker(b.opts.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		case <-b.restoreNow:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
+		if err := b.restore(ctx); err != nil {
+			b.opts.Logger.Warn("redis: restoring the default tube and the job id floor failed", "err", err)
+		}
+		cancel()
 	}
 }
 
@@ -38,16 +67,6 @@ func (b *Backend) every(d time.Duration, f func()) {
 		case <-t.C:
 			f()
 		}
-	}
-}
-
-// heartbeat renews the leases and restores what a store that lost data forgot (idfloor.go).
-func (b *Backend) heartbeat() {
-	ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
-	defer cancel()
-	b.renewLeases(ctx)
-	if err := b.restore(ctx); err != nil {
-		b.opts.Logger.Warn("redis: restoring the default tube and the job id floor failed", "err", err)
 	}
 }
 

@@ -28,6 +28,10 @@ type Options struct {
 	URL string
 	// Cluster makes New dial URL as a Redis Cluster.
 	Cluster bool
+	// Sentinel makes New dial URL as go-redis's failover URL: its host:port and each addr=
+	// parameter name a sentinel, master_name= the master they monitor, and the Backend follows
+	// that master through failovers. Set by ParseURL when the URL has master_name.
+	Sentinel bool
 	// Client is an existing client (a *goredis.Client, or a *goredis.ClusterClient for a
 	// Redis Cluster) to use instead of dialling URL; Close leaves it open.
 	Client goredis.UniversalClient
@@ -73,7 +77,10 @@ func (o Options) withDefaults() (Options, error) {
 // Options. prefix, timeout (CommandTimeout), lease (LeaseTTL) and cluster are ours; every
 // other query parameter is left for go-redis's own URL options. cluster=true names a Redis
 // Cluster: host:port is one node, more may follow as go-redis's addr=host:port parameters
-// (seeds in case the first is down), and the DB is 0 or left out.
+// (seeds in case the first is down), and the DB is 0 or left out. master_name=NAME names a
+// master monitored by Redis Sentinel (go-redis's failover URL): host:port is a sentinel, more
+// follow as addr=host:port, the URL's user and password (or sentinel_username= and
+// sentinel_password=) are the sentinels', and username= and password= the master's.
 func ParseURL(raw string) (Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -103,14 +110,36 @@ func ParseURL(raw string) (Options, error) {
 	}
 	q.Del("prefix")
 	q.Del("cluster")
+	if su, sp := q.Get("sentinel_username"), q.Get("sentinel_password"); su != "" || sp != "" {
+		// go-redis takes the sentinels' credentials from the URL's user only.
+		if u.User != nil || q.Get("master_name") == "" {
+			return Options{}, fmt.Errorf("backend/redis: sentinel_username/sentinel_password need master_name= and no user in the URL")
+		}
+		u.User = url.UserPassword(su, sp)
+		if sp == "" {
+			u.User = url.User(su)
+		}
+		q.Del("sentinel_username")
+		q.Del("sentinel_password")
+	}
 	u.RawQuery = q.Encode()
 	o.URL = u.String()
-	if o.Cluster {
+	o.Sentinel = q.Get("master_name") != ""
+	switch {
+	case o.Cluster && o.Sentinel:
+		err = fmt.Errorf("backend/redis: master_name= (Sentinel) and cluster=true do not go together")
+	case o.Cluster:
 		_, err = clusterURLOptions(o.URL)
-	} else if len(q["addr"]) > 0 {
-		err = fmt.Errorf("backend/redis: addr= names more nodes of a Redis Cluster: add cluster=true")
-	} else if _, err = goredis.ParseURL(o.URL); err != nil {
-		err = fmt.Errorf("backend/redis: %w", err)
+	case o.Sentinel:
+		if _, err = goredis.ParseFailoverURL(o.URL); err != nil {
+			err = fmt.Errorf("backend/redis: %w", err)
+		}
+	case len(q["addr"]) > 0:
+		err = fmt.Errorf("backend/redis: addr= names more nodes of a Redis Cluster (add cluster=true) or more sentinels (add master_name=)")
+	default:
+		if _, err = goredis.ParseURL(o.URL); err != nil {
+			err = fmt.Errorf("backend/redis: %w", err)
+		}
 	}
 	if err != nil {
 		return Options{}, err

@@ -32,6 +32,23 @@ func TestParseURL(t *testing.T) {
 		{in: "redis://h1:7000?cluster=true&addr=h2", wantErr: true},
 		{in: "redis://h1:7000?cluster=true&bogus=1", wantErr: true},
 		{in: "redis://h1:7000/0?addr=h2:7001", wantErr: true}, // more nodes without cluster=true
+		{
+			in:   "redis://s1:26379/0?master_name=main&addr=s2:26379&prefix=q&lease=2s",
+			want: Options{URL: "redis://s1:26379/0?addr=s2%3A26379&master_name=main", Sentinel: true, Prefix: "q", LeaseTTL: 2 * time.Second},
+		},
+		{
+			in:   "rediss://su:sp@s1:26379/2?master_name=main&username=u&password=p",
+			want: Options{URL: "rediss://su:sp@s1:26379/2?master_name=main&password=p&username=u", Sentinel: true},
+		},
+		{
+			in:   "redis://s1:26379/0?master_name=main&sentinel_username=su&sentinel_password=sp",
+			want: Options{URL: "redis://su:sp@s1:26379/0?master_name=main", Sentinel: true},
+		},
+		{in: "redis://x:y@s1:26379/0?master_name=main&sentinel_password=sp", wantErr: true},
+		{in: "redis://s1:26379/0?sentinel_password=sp", wantErr: true},
+		{in: "redis://s1:26379/0?master_name=main&cluster=true", wantErr: true},
+		{in: "redis://s1:26379/0?master_name=main&addr=s2", wantErr: true},
+		{in: "redis://s1:26379/0?master_name=main&bogus=1", wantErr: true},
 		{in: "postgres://h/db", wantErr: true},
 		{in: "redis://h:1/0?timeout=soon", wantErr: true},
 		{in: "redis://h:1/0?timeout=-1s", wantErr: true},

@@ -6,8 +6,17 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// Ping asks Redis for PONG (backend.Pinger): on a cluster, every known master.
+// Ping asks Redis for PONG (backend.Pinger): on a cluster, every known master. While Redis is
+// known unreachable it answers that at once (outage.go probes meanwhile).
 func (b *Backend) Ping(ctx context.Context) error {
+	if err := b.reach.Check(); err != nil {
+		return err
+	}
+	return b.ping(ctx)
+}
+
+// ping asks Redis for PONG.
+func (b *Backend) ping(ctx context.Context) error {
 	if cc, ok := b.client.(interface {
 		ForEachMaster(context.Context, func(context.Context, *goredis.Client) error) error
 	}); ok {
