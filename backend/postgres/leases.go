@@ -137,8 +137,9 @@ func (b *Backend) renewLeases() {
 		if len(ps) == 0 {
 			continue
 		}
-		// A renewal later than a period is no use: the next tick tries again.
-		ctx, cancel := context.WithTimeout(context.Background(), min(period, b.opts.CommandTimeout))
+		// A renewal may take up to half a lease (ticks meanwhile are dropped): later than that,
+		// the lease would be at risk anyway, and the next tick tries again.
+		ctx, cancel := context.WithTimeout(context.Background(), min(b.opts.LeaseTTL/2, b.opts.CommandTimeout))
 		var err error
 		if conn == nil {
 			conn, err = pgx.ConnectConfig(ctx, b.pool.Config().ConnConfig.Copy())
