@@ -67,11 +67,10 @@ type Server struct {
 	started  time.Time
 	host     host
 	draining atomic.Bool
-	// nonBlocking: the backend declares that its calls never wait (see NonBlocking).
-	nonBlocking bool
-	// starter: the backend's ReserveStarter, when it is also NonBlocking; nil otherwise.
-	starter backend.ReserveStarter
-	obs     Observer // nil: nothing is measured
+	// inProcess: the store's calls never wait (backend.Backend.InProcess), so no call is
+	// bounded by BackendTimeout.
+	inProcess bool
+	obs       Observer // nil: nothing is measured
 
 	open        atomic.Int64 // accepted and not yet closed, handshaking ones included
 	handshaking atomic.Int64 // in the TLS handshake or not yet authenticated
@@ -103,26 +102,19 @@ func NewServer(cfg Config) *Server {
 	if sessions == nil {
 		sessions = backend.NewSessionIDs()
 	}
-	nb, _ := cfg.Backend.(NonBlocking)
-	nonBlocking := nb != nil && nb.NonBlocking()
-	var starter backend.ReserveStarter
-	if rs, ok := cfg.Backend.(backend.ReserveStarter); ok && nonBlocking {
-		starter = rs // its StartReserve needs no timeout bound either
-	}
 	return &Server{
-		v112:        cfg.Compat == Compat112,
-		nonBlocking: nonBlocking,
-		starter:     starter,
-		cfg:         cfg,
-		log:         log,
-		sessions:    sessions,
-		stats:       newServerStats(),
-		started:     time.Now(),
-		host:        readHost(),
-		listeners:   map[net.Listener]struct{}{},
-		conns:       map[*conn]struct{}{},
-		pending:     map[net.Conn]struct{}{},
-		obs:         cfg.Observer,
+		v112:      cfg.Compat == Compat112,
+		inProcess: cfg.Backend.InProcess(),
+		cfg:       cfg,
+		log:       log,
+		sessions:  sessions,
+		stats:     newServerStats(),
+		started:   time.Now(),
+		host:      readHost(),
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[*conn]struct{}{},
+		pending:   map[net.Conn]struct{}{},
+		obs:       cfg.Observer,
 	}
 }
 

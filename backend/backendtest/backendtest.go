@@ -46,6 +46,7 @@ func groups() []group {
 		{"Sessions", sessionCases, false},
 		{"PutAndPeek", putPeekCases, false},
 		{"Reserve", reserveCases, false},
+		{"StartReserve", startReserveCases, false},
 		{"ReadyFor", readyForCases, false},
 		{"ReadyAges", readyAgesCases, false},
 		{"DeadlineSoonAndTTR", deadlineCases, false},

@@ -42,7 +42,7 @@ func (d *deliveries) list() ([]reserveResult, []bool) {
 // startFn starts a reserve of the default tube with the given timeout.
 type startFn = func(timeout time.Duration) (*backend.Job, backend.PendingReserve, error)
 
-// StartReserve's contract (backend.ReserveStarter): an immediate answer delivers nothing; a
+// StartReserve's contract, as the memory store keeps it: an immediate answer delivers nothing; a
 // wait's outcome is delivered exactly once, with no backend lock held; Cancel of an undecided
 // wait leaves nothing behind and of a decided one reports that the outcome was delivered.
 func TestStartReserve(t *testing.T) {

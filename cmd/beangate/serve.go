@@ -57,7 +57,6 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 			log.Warn("closing backend", "err", err)
 		}
 	}()
-	raw := store
 	store = f.instrument(store)
 
 	srv := gateway.NewServer(f.gatewayConfig(gateway.Config{
@@ -69,7 +68,7 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	}))
 	probeCtx, stopProbe := context.WithCancel(context.Background())
 	defer stopProbe()
-	f.opened(probeCtx, srv, store, raw)
+	f.opened(probeCtx, srv, store)
 	if opening.draining {
 		srv.SetDraining(true)
 		f.readiness.SetDraining()
