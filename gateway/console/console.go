@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/gateway"
 )
 
 // Options configure the console.
@@ -51,10 +52,10 @@ type Console struct {
 // one-second sampling of the tubes.
 func New(opts Options) *Console {
 	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = 10 * time.Second
+		opts.CallTimeout = gateway.DefaultBackendTimeout
 	}
 	if opts.MaxJobSize <= 0 {
-		opts.MaxJobSize = 65535
+		opts.MaxJobSize = gateway.DefaultMaxJobSize
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
