@@ -45,9 +45,10 @@ func newWaitingReserve(c *conn) *waitingReserve {
 	return w
 }
 
-// deliver is the backend's callback with the outcome. While armed it answers a job itself, and
-// it wakes the connection's goroutine only when that has work: an error to answer, a reply
-// the socket did not take whole, or commands the client sent meanwhile.
+// deliver is the backend's callback with the outcome. While armed, on a connection it answers
+// (a RawConn), it answers a job itself, and it wakes the connection's goroutine only when that
+// has work: an error to answer, a reply the socket did not take whole, or commands the client
+// sent meanwhile.
 func (w *waitingReserve) deliver(job *backend.Job, err error) {
 	c := w.c
 	w.mu.Lock()

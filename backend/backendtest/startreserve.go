@@ -26,14 +26,11 @@ func (c *client) startReserve(timeout time.Duration) (p *pending, wait backend.P
 	return p, wait
 }
 
-// requireNoMore checks that nothing (more) is delivered.
+// requireNoMore checks that nothing (more) is delivered, as requireWaiting checks that a
+// reserve has not returned.
 func (p *pending) requireNoMore() {
 	p.h.Helper()
-	select {
-	case r := <-p.done:
-		p.h.Fatalf("delivered: job %v, err %v", r.job, r.err)
-	case <-time.After(settle):
-	}
+	p.requireWaiting()
 }
 
 // StartReserve is Reserve that does not block its caller: an outcome it has at once it returns,
