@@ -36,6 +36,16 @@ func (s *waitingStore) StartReserve(ctx context.Context, p backend.ReserveParams
 
 func (s *waitingStore) InProcess() bool { return false }
 
+// storeKinds are the two ways a store serves a waiting reserve: the memory store's own
+// StartReserve, and a store that waits inside Reserve.
+var storeKinds = []struct {
+	name string
+	open func(t *testing.T) backend.Backend
+}{
+	{"memory", newMemory},
+	{"store that waits", func(t *testing.T) backend.Backend { return &waitingStore{Backend: newMemory(t)} }},
+}
+
 // startWaitingReserve starts a server over a waitingStore, a worker and a probe connection.
 // The worker's first reserve waits for a put from the probe; its second then waits, and the
 // function returns once the server counts that one as waiting, with the store's Reserve calls

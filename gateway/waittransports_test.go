@@ -2,15 +2,11 @@ package gateway_test
 
 import (
 	"bufio"
-	"crypto/tls"
 	"io"
-	"net"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/gateway"
 	"github.com/beangate/beangate/gateway/gatewaytest"
 )
@@ -21,41 +17,12 @@ import (
 // goroutine of its own, and its reply is written by the connection's goroutine.
 func TestWaitingReserveOverEveryStoreAndTransport(t *testing.T) {
 	t.Parallel()
-	ca := gatewaytest.NewCA(t, "wait CA")
-	certPEM, keyPEM, _ := ca.Issue(t, "gateway", false)
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	require.NoError(t, err)
-	for _, store := range []struct {
-		name string
-		open func(t *testing.T) backend.Backend
-	}{
-		{"memory", newMemory},
-		{"store that waits", func(t *testing.T) backend.Backend { return &waitingStore{Backend: newMemory(t)} }},
-	} {
-		for _, transport := range []struct {
-			name string
-			tls  *tls.Config
-		}{
-			{"TCP", nil},
-			{"TLS", &tls.Config{Certificates: []tls.Certificate{cert}}},
-		} {
-			t.Run(store.name+"/"+transport.name, func(t *testing.T) {
+	for _, store := range storeKinds {
+		for _, tr := range transports(t) {
+			t.Run(store.name+"/"+tr.name, func(t *testing.T) {
 				t.Parallel()
-				addr, _ := gatewaytest.StartServer(t, store.open(t), gateway.Config{TLS: transport.tls})
-				dial := func() *rawClient {
-					var nc net.Conn
-					var err error
-					if transport.tls == nil {
-						nc, err = net.Dial("tcp", addr)
-					} else {
-						nc, err = tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool()})
-					}
-					require.NoError(t, err)
-					t.Cleanup(func() { _ = nc.Close() })
-					require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
-					return &rawClient{t: t, nc: nc}
-				}
-				worker, producer, probe := dial(), dial(), dial()
+				addr, _ := gatewaytest.StartServer(t, store.open(t), gateway.Config{TLS: tr.server})
+				worker, producer, probe := tr.dial(t, addr), tr.dial(t, addr), tr.dial(t, addr)
 				pr := bufio.NewReader(probe.nc)
 
 				worker.send("reserve\r\n")
