@@ -33,10 +33,10 @@ const DeadlineSoonMargin = time.Second
 // UrgentPriority: ready jobs with a priority below it count as "urgent" in stats.
 const UrgentPriority = 1024
 
-// Backend stores jobs and tubes. Every method is safe for concurrent use by many sessions, takes
-// a context first and honours its cancellation, and returns either nil, one of the sentinel
-// errors named in its contract, or an infrastructure error (wrapped), which the gateway answers
-// with INTERNAL_ERROR.
+// Backend stores jobs and tubes. Every method is safe for concurrent use by many sessions. Each
+// one that reaches the jobs takes a context first and honours its cancellation, and returns
+// either nil, one of the sentinel errors named in its contract, or an infrastructure error
+// (wrapped), which the gateway answers with INTERNAL_ERROR.
 //
 // Many gateway processes may share one store (Redis, Postgres); all job and tube state lives in
 // the backend, so that any gateway can serve any command. Sessions are identified by SessionID,
@@ -86,11 +86,12 @@ type Backend interface {
 	// ctx.Err().
 	Reserve(ctx context.Context, p ReserveParams) (*Job, error)
 
-	// StartReserve is Reserve that does not block its caller: it returns what Reserve would
-	// return at once — a job, or an error — or, when Reserve would wait, a PendingReserve
-	// (never with p.Timeout == 0). deliver is then called exactly once with the outcome — a
-	// job, ErrTimedOut, ErrDeadlineSoon, ctx's error or a failing store's — unless Cancel gives
-	// the wait up first. The caller keeps ctx live until then: a store may wait through it.
+	// StartReserve is Reserve that does not block its caller. It returns Reserve's outcome — a
+	// job, or an error — when it has it at once, as it always has with p.Timeout == 0; else a
+	// PendingReserve (a store that asks a server for the job returns one whenever the reserve
+	// may wait). deliver is then called exactly once with the outcome — a job, ErrTimedOut,
+	// ErrDeadlineSoon, ctx's error or a failing store's — unless Cancel gives the wait up
+	// first. The caller keeps ctx live until then: a store may wait through it.
 	// deliver is called from any goroutine, with no store lock held, and must not call the
 	// store or block for long: the goroutine that calls it may be serving another client (the
 	// memory store calls it from the call that made a job ready, a put say, so that the gateway
