@@ -1,6 +1,18 @@
 // Package backend defines the seam between the beanstalk protocol gateway and the stores that
 // keep jobs: the Backend interface, its value types and its sentinel errors.
 //
+// Backend states everything a store must do, and every store (memory, Redis, PostgreSQL) does
+// all of it, as each asserts with var _ backend.Backend: the protocol's calls, a reserve that
+// waits without blocking its caller (StartReserve), and what an operator's tools ask beyond the
+// protocol (Admin). There is no optional interface, so a decorator — the metrics' — wraps a
+// store whole and hides nothing, and no caller asks a store what it can do. Where a store has
+// nothing to do, its answer is trivial and correct:
+//   - a store kept in a server waits inside Reserve; its StartReserve is StartBlockingReserve,
+//     which runs that Reserve on a goroutine of its own, and its InProcess is false;
+//   - the memory store is always reachable: its Ping answers nil;
+//   - a store that keeps no binlog (Redis, PostgreSQL, memory without one) reports no binlog
+//     figures and has no syncs to observe (NoBinlog).
+//
 // Protocol policy (name rules, the line limit, job size, TTR 0 → 1, argument ranges, the watch
 // list's NOT_IGNORED rule) lives in the gateway, once. A backend only stores and fetches: every
 // argument it receives has already been validated.
@@ -21,15 +33,17 @@ const DeadlineSoonMargin = time.Second
 // UrgentPriority: ready jobs with a priority below it count as "urgent" in stats.
 const UrgentPriority = 1024
 
-// Backend stores jobs and tubes. Every method is safe for concurrent use by many sessions, takes
-// a context first and honours its cancellation, and returns either nil, one of the sentinel
-// errors named in its contract, or an infrastructure error (wrapped), which the gateway answers
-// with INTERNAL_ERROR.
+// Backend stores jobs and tubes. Every method is safe for concurrent use by many sessions. Each
+// one that reaches the jobs takes a context first and honours its cancellation, and returns
+// either nil, one of the sentinel errors named in its contract, or an infrastructure error
+// (wrapped), which the gateway answers with INTERNAL_ERROR.
 //
 // Many gateway processes may share one store (Redis, Postgres); all job and tube state lives in
 // the backend, so that any gateway can serve any command. Sessions are identified by SessionID,
 // unique across processes.
 type Backend interface {
+	Admin
+
 	// BeginSession registers a new session, which uses and watches DefaultTube. It must be called
 	// before the session's first other call.
 	BeginSession(ctx context.Context, s SessionID) error
@@ -71,6 +85,18 @@ type Backend interface {
 	// margin begins while it waits), it returns ErrDeadlineSoon. When ctx ends first it returns
 	// ctx.Err().
 	Reserve(ctx context.Context, p ReserveParams) (*Job, error)
+
+	// StartReserve is Reserve that does not block its caller. It returns Reserve's outcome — a
+	// job, or an error — when it has it at once, as it always has with p.Timeout == 0; else a
+	// PendingReserve (a store that asks a server for the job returns one whenever the reserve
+	// may wait). deliver is then called exactly once with the outcome — a job, ErrTimedOut,
+	// ErrDeadlineSoon, ctx's error or a failing store's — unless Cancel gives the wait up
+	// first. The caller keeps ctx live until then: a store may wait through it.
+	// deliver is called from any goroutine, with no store lock held, and must not call the
+	// store or block for long: the goroutine that calls it may be serving another client (the
+	// memory store calls it from the call that made a job ready, a put say, so that the gateway
+	// answers the waiting client from there).
+	StartReserve(ctx context.Context, p ReserveParams, deliver func(*Job, error)) (*Job, PendingReserve, error)
 
 	// ReserveJob reserves job id for s if it is ready, delayed or buried, in any tube, paused or
 	// not. ErrNotFound if it does not exist or is already reserved (by anyone).
@@ -123,6 +149,12 @@ type Backend interface {
 	// PauseTube stops reserves from taking jobs from tube for d; d == 0 unpauses at once.
 	// ErrNotFound if the tube does not exist.
 	PauseTube(ctx context.Context, tube string, d time.Duration) error
+
+	// InProcess reports whether the store answers every call from this process's memory,
+	// waiting on nothing but its own locks (a reserve with a timeout waits for a job, bounded by
+	// that timeout): the gateway then bounds no call with a timeout of its own, since a timer
+	// and a context per command would cost more than the call.
+	InProcess() bool
 
 	// Close releases the backend's resources. Sessions still open are not ended.
 	Close() error

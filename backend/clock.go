@@ -1,6 +1,10 @@
 package backend
 
-import "time"
+import (
+	"time"
+
+	"github.com/beangate/beangate/internal/precise"
+)
 
 // Clock is the source of time for a backend, injectable so that tests run in milliseconds. Redis
 // and Postgres backends read the store's own clock in production (so that gateways agree without
@@ -23,20 +27,7 @@ type SystemClock struct{}
 // Now returns time.Now().
 func (SystemClock) Now() time.Time { return time.Now() }
 
-// timerLead: while a process is idle, Go's runtime sleeps in its network poller in whole
-// milliseconds, so a runtime timer fires up to a millisecond late — a delayed job, a reserve's
-// timeout or a TTR would be that late too (beanstalkd's own lateness is about 0.1 ms). So
-// AfterFunc arms the runtime timer this much early and sleeps the rest in the kernel.
-const timerLead = time.Millisecond
-
-// AfterFunc is time.AfterFunc, made precise to the kernel's timer slack rather than to the
-// runtime poller's millisecond.
-func (SystemClock) AfterFunc(d time.Duration, f func()) Timer {
-	due := time.Now().Add(d)
-	return time.AfterFunc(d-timerLead, func() {
-		if wait := time.Until(due); wait > 0 {
-			sleepPrecisely(wait)
-		}
-		f()
-	})
-}
+// AfterFunc is time.AfterFunc made precise to the kernel's timer slack rather than to the
+// runtime poller's millisecond (internal/precise), so that delays, timeouts and TTRs are as
+// punctual as beanstalkd's.
+func (SystemClock) AfterFunc(d time.Duration, f func()) Timer { return precise.AfterFunc(d, f) }

@@ -1,31 +1,14 @@
 package backend
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
-// Importer is an optional interface of a Backend that can take in jobs from another store with
-// their identity (beangate migrate): id, state, priority, TTR, body, remaining delay, counters
-// and age. It is implemented by the beangate stores (memory, with or without a binlog; Redis;
-// PostgreSQL).
+// ImportJob is one job to import (Admin.Import): its id, state, priority, TTR, body, remaining
+// delay, counters and age at its source.
 //
 // Exactly once: each ImportJob carries a Key naming the job at its source. A store records the
 // key atomically with the job it stores and keeps the record after the job is gone, so a mover
 // that crashed after the import but before deleting the job at its source recognises it on its
 // next run (AlreadyImported) instead of storing it twice.
-type Importer interface {
-	// Import stores jobs in order. A job whose Key the store has imported before is skipped
-	// (AlreadyImported, with the id it was given then). Otherwise it keeps its ID when the store
-	// has no job with that id (IDKept) and gets a fresh id when it has (IDChanged); either way the
-	// store's id sequence moves past every id it holds, so later puts never collide. Buried jobs
-	// go to the end of their tube's buried list in the order given. Each job is stored together
-	// with its key record, or neither is; on error, any prefix of jobs may have been stored
-	// (with their key records).
-	Import(ctx context.Context, jobs []ImportJob) ([]Imported, error)
-}
-
-// ImportJob is one job to import.
 type ImportJob struct {
 	Key      string // the job's name at its source, e.g. "beanstalk://old:11300#42"; required
 	ID       uint64 // the id to keep if free; 0 asks for a fresh one

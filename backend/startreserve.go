@@ -1,22 +1,9 @@
 package backend
 
-import "context"
-
-// ReserveStarter is an optional interface of a Backend whose waiting reserves need no goroutine
-// of their own: the gateway starts the wait and goes on watching the client's socket on the same
-// goroutine, and the backend hands the outcome to a callback on whichever goroutine decides it —
-// typically the one whose put made a job ready — so the gateway can answer the waiting client
-// from there, without first waking the client's goroutine. A backend without it is served
-// through the blocking Reserve.
-type ReserveStarter interface {
-	// StartReserve is Reserve (with p.Timeout != 0) that does not block. It returns what Reserve
-	// would return at once — a job, or an error — or, when Reserve would wait, a
-	// PendingReserve. deliver is then called exactly once with the outcome — a job,
-	// ErrTimedOut, ErrDeadlineSoon or a closing backend's error — unless Cancel gives the wait
-	// up first. It is called from any goroutine, with no backend lock held, and must not call
-	// the backend or block for long: the goroutine that calls it is serving another client.
-	StartReserve(ctx context.Context, p ReserveParams, deliver func(*Job, error)) (*Job, PendingReserve, error)
-}
+import (
+	"context"
+	"sync"
+)
 
 // PendingReserve is a waiting reserve started by StartReserve.
 type PendingReserve interface {
@@ -24,4 +11,54 @@ type PendingReserve interface {
 	// first: deliver has been called with it or is about to be (a job then stays reserved by the
 	// session, as with a Reserve that returned it).
 	Cancel() bool
+}
+
+// StartBlockingReserve is StartReserve for a store whose Reserve waits itself (a store kept in
+// a server, waiting for its notifications): it runs reserve on a goroutine of its own and
+// delivers what it returns. With p.Timeout == 0 it calls reserve on the caller's goroutine. One
+// call serves a reserve that finds a job at once and one that waits: such a Reserve tries
+// before it waits.
+func StartBlockingReserve(ctx context.Context, reserve func(context.Context, ReserveParams) (*Job, error),
+	p ReserveParams, deliver func(*Job, error)) (*Job, PendingReserve, error) {
+	if p.Timeout == 0 {
+		job, err := reserve(ctx, p)
+		return job, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &blockingReserve{cancel: cancel, returned: make(chan struct{})}
+	go func() {
+		defer close(w.returned)
+		job, err := reserve(ctx, p)
+		cancel()
+		w.mu.Lock()
+		// A job is delivered even after Cancel: it is reserved by the session, and must not be
+		// left so unseen.
+		w.delivered = job != nil || !w.cancelled
+		w.mu.Unlock()
+		if w.delivered {
+			deliver(job, err)
+		}
+	}()
+	return nil, w, nil
+}
+
+// blockingReserve is the PendingReserve of StartBlockingReserve.
+type blockingReserve struct {
+	cancel   context.CancelFunc // ends the Reserve's wait
+	returned chan struct{}      // closed once the Reserve has returned and its outcome is handled
+
+	mu        sync.Mutex
+	cancelled bool // Cancel was called
+	delivered bool // the outcome went to deliver
+}
+
+// Cancel ends the Reserve's wait and waits for it to return: what it returns decides whether
+// the wait was given up.
+func (w *blockingReserve) Cancel() bool {
+	w.mu.Lock()
+	w.cancelled = true
+	w.mu.Unlock()
+	w.cancel()
+	<-w.returned
+	return !w.delivered
 }

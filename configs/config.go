@@ -3,7 +3,11 @@
 // viper.New() instance so nothing leaks between loads (or between tests).
 package configs
 
-import "time"
+import (
+	"time"
+
+	"github.com/beangate/beangate/gateway"
+)
 
 // Config is beangate's whole process configuration.
 type Config struct {
@@ -50,10 +54,6 @@ type Binlog struct {
 const (
 	// DefaultPort is beanstalkd's port.
 	DefaultPort = 11300
-	// DefaultMaxJobSize is beanstalkd's default -z.
-	DefaultMaxJobSize = 65535
-	// MaxJobSizeLimit is the largest -z beanstalkd accepts (1 GiB); larger values are clamped.
-	MaxJobSizeLimit = 1 << 30
 	// DefaultFsyncMS is beanstalkd's default -f (since 1.12).
 	DefaultFsyncMS = 50
 	// DefaultBinlogMaxSize is beanstalkd's default -s.
@@ -65,10 +65,10 @@ func Defaults() Config {
 	return Config{
 		Listen:          "127.0.0.1",
 		Port:            DefaultPort,
-		MaxJobSize:      DefaultMaxJobSize,
+		MaxJobSize:      gateway.DefaultMaxJobSize,
 		Backend:         "memory://",
 		ShutdownTimeout: 10 * time.Second,
-		BackendTimeout:  10 * time.Second,
+		BackendTimeout:  gateway.DefaultBackendTimeout,
 		Compat:          "1.13",
 		Log:             Log{Format: "text", Level: "info"},
 		Fleet:           defaultFleet(),

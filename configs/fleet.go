@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/beangate/beangate/gateway"
 )
 
 // Fleet holds what running many gateways behind a load balancer needs: the ops HTTP listener,
@@ -74,7 +76,7 @@ func defaultFleet() Fleet {
 	return Fleet{
 		StoreDownAfter:   5 * time.Second,
 		MaxHandshaking:   1024,
-		HandshakeTimeout: 10 * time.Second,
+		HandshakeTimeout: gateway.DefaultHandshakeTimeout,
 		Metrics:          Metrics{MaxTubes: 1000},
 		Console:          Console{Enabled: true, User: "admin"},
 	}

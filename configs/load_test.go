@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/gateway"
 )
 
 // These tests use t.Setenv, so none of them is parallel.
@@ -203,6 +205,6 @@ func TestLoadClampsMaxJobSizeWithWarning(t *testing.T) {
 	isolateEnv(t)
 	cfg, warnings, err := Load(parsedFlags(t, "-z", "2000000000"))
 	require.NoError(t, err)
-	require.Equal(t, int64(MaxJobSizeLimit), cfg.MaxJobSize)
+	require.Equal(t, int64(gateway.MaxJobSizeLimit), cfg.MaxJobSize)
 	require.Equal(t, []string{"max_job_size 2000000000 is above the limit; using 1073741824"}, warnings)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/beangate/beangate/gateway"
 )
 
 // ErrBinlogUnsupported rejects beanstalkd's binlog flags and settings with a shared store.
@@ -14,7 +16,7 @@ var ErrBinlogUnsupported = errors.New("the binlog belongs to the memory backend 
 var BackendSchemes = []string{"memory", "redis", "rediss", "postgres", "postgresql"}
 
 // Validate checks c and reports every problem at once. Like beanstalkd's -z, a MaxJobSize above
-// MaxJobSizeLimit is not an error: it is clamped, and the clamp is returned as a warning.
+// gateway.MaxJobSizeLimit is not an error: it is clamped, and the clamp is returned as a warning.
 func (c *Config) Validate() (warnings []string, err error) {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -30,9 +32,9 @@ func (c *Config) Validate() (warnings []string, err error) {
 	}
 	if c.MaxJobSize < 1 {
 		bad("max_job_size %d: must be at least 1", c.MaxJobSize)
-	} else if c.MaxJobSize > MaxJobSizeLimit {
-		warnings = append(warnings, fmt.Sprintf("max_job_size %d is above the limit; using %d", c.MaxJobSize, MaxJobSizeLimit))
-		c.MaxJobSize = MaxJobSizeLimit
+	} else if c.MaxJobSize > gateway.MaxJobSizeLimit {
+		warnings = append(warnings, fmt.Sprintf("max_job_size %d is above the limit; using %d", c.MaxJobSize, gateway.MaxJobSizeLimit))
+		c.MaxJobSize = gateway.MaxJobSizeLimit
 	}
 	if err := validateBackendURL(c.Backend); err != nil {
 		errs = append(errs, err)

@@ -49,7 +49,6 @@ type conn struct {
 	watch    []string // the watch list, in beanstalkd's order
 	producer bool
 	worker   bool
-	waited   bool // the last reserve had to wait (see reserve)
 
 	// ctx bounds the backend calls of the connection's commands: it ends with the connection,
 	// or when Close cuts it, never at a graceful stop, so that a command already read is
@@ -57,7 +56,7 @@ type conn struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	stopping atomic.Bool     // set by Shutdown: answer what has arrived, then end (see stopAfterCommand)
-	waiting  *waitingReserve // a ReserveStarter wait's hand-over; made at the first one
+	waiting  *waitingReserve // a waiting reserve's hand-over; made at the first one
 
 	authed bool // past token auth (always, without Config.Auth)
 	gated  bool // counted in Server.handshaking until authenticated
@@ -249,10 +248,10 @@ func (c *conn) ensureSession() error {
 	if c.begun {
 		return nil
 	}
-	if !c.srv.nonBlocking {
+	if !c.srv.inProcess {
 		return c.beginSessionBounded()
 	}
-	// A NonBlocking backend: no timeout context, and a small frame (see trace).
+	// An in-process store: no timeout context, and a small frame (see trace).
 	if err := c.srv.cfg.Backend.BeginSession(c.ctx, c.sid); err != nil {
 		c.logSessionError(err)
 		return err
@@ -278,17 +277,12 @@ func (c *conn) logSessionError(err error) {
 	c.srv.log.Error("beginning session failed", "session", c.sid, "err", err)
 }
 
-// NonBlocking is an optional interface of a backend.Backend: a backend whose NonBlocking reports
-// true answers every call without waiting on anything outside the process (only a Reserve with
-// a timeout waits, and it is bounded separately), so its calls need no BackendTimeout bound.
-type NonBlocking interface{ NonBlocking() bool }
-
 func noCancel() {}
 
-// callContext bounds a backend call that does not wait by design. For a NonBlocking backend it
-// is the connection's own context: a timer and a context per command cost more than the call.
+// callContext bounds a backend call that does not wait by design. For an in-process store it is
+// the connection's own context: a timer and a context per command cost more than the call.
 func (c *conn) callContext() (context.Context, context.CancelFunc) {
-	if c.srv.nonBlocking {
+	if c.srv.inProcess {
 		return c.ctx, noCancel
 	}
 	return context.WithTimeout(c.ctx, c.srv.cfg.BackendTimeout)
@@ -463,38 +457,6 @@ func (c *conn) watchHangup(hangup context.CancelCauseFunc) (stop func()) {
 				_ = c.nc.SetReadDeadline(time.Time{})
 			}
 		})
-	}
-}
-
-// watchHangupAfter is watchHangup started only once d has passed (at once for d <= 0); stop
-// also cancels a watch that has not started yet, and reports whether it had started.
-func (c *conn) watchHangupAfter(d time.Duration, hangup context.CancelCauseFunc) (stop func() (started bool)) {
-	if d <= 0 {
-		stopWatch := c.watchHangup(hangup)
-		return func() bool { stopWatch(); return true }
-	}
-	var (
-		mu        sync.Mutex
-		stopped   bool
-		stopWatch func()
-	)
-	timer := time.AfterFunc(d, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped {
-			stopWatch = c.watchHangup(hangup)
-		}
-	})
-	return func() bool {
-		timer.Stop()
-		mu.Lock()
-		stopped = true
-		started := stopWatch
-		mu.Unlock()
-		if started != nil {
-			started()
-		}
-		return started != nil
 	}
 }
 

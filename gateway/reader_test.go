@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/backend/memory"
 )
 
 // splitReader returns its input in two reads, split at i.
@@ -149,7 +151,7 @@ func TestReadAfterAPassedDeadline(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			client, server := tcpPair(t)
-			c := NewServer(Config{}).newConn(server)
+			c := NewServer(Config{Backend: memory.New(memory.Options{})}).newConn(server)
 			_, err := io.WriteString(client, "put 0 0 1 5\r\n")
 			require.NoError(t, err)
 			line, err := c.in.ReadLine()

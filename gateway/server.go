@@ -23,6 +23,12 @@ const DefaultMaxJobSize = 65535
 // MaxJobSizeLimit is the largest -z beanstalkd accepts (1 GiB); larger values are clamped.
 const MaxJobSizeLimit = 1 << 30
 
+// DefaultBackendTimeout is Config.BackendTimeout's default.
+const DefaultBackendTimeout = 10 * time.Second
+
+// DefaultHandshakeTimeout is Config.HandshakeTimeout's default.
+const DefaultHandshakeTimeout = 10 * time.Second
+
 // ErrServerClosed is returned by Serve after Shutdown or Close.
 var ErrServerClosed = errors.New("gateway: server closed")
 
@@ -34,7 +40,8 @@ type Config struct {
 	// Sessions names this process's connections; nil makes a fresh generator.
 	Sessions *backend.SessionIDs
 	// BackendTimeout bounds each backend call that does not block by design (everything but a
-	// waiting reserve); 0 means 10s. A call that runs over answers INTERNAL_ERROR.
+	// waiting reserve); 0 means DefaultBackendTimeout. A call that runs over answers
+	// INTERNAL_ERROR.
 	BackendTimeout time.Duration
 
 	// Observer, when set, receives the measurements for metrics.
@@ -50,7 +57,8 @@ type Config struct {
 	// MaxHandshaking bounds connections in the TLS handshake or not yet authenticated (with
 	// TLS or Auth set); more are closed at accept. 0: no bound.
 	MaxHandshaking int
-	// HandshakeTimeout bounds the TLS handshake and auth from accept; 0 means 10s.
+	// HandshakeTimeout bounds the TLS handshake and auth from accept; 0 means
+	// DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
 	// Compat is the beanstalkd version answered as: "" or "1.13" (the default), or "1.12" (see
 	// compat.go).
@@ -67,11 +75,10 @@ type Server struct {
 	started  time.Time
 	host     host
 	draining atomic.Bool
-	// nonBlocking: the backend declares that its calls never wait (see NonBlocking).
-	nonBlocking bool
-	// starter: the backend's ReserveStarter, when it is also NonBlocking; nil otherwise.
-	starter backend.ReserveStarter
-	obs     Observer // nil: nothing is measured
+	// inProcess: the store's calls never wait (backend.Backend.InProcess), so no call is
+	// bounded by BackendTimeout.
+	inProcess bool
+	obs       Observer // nil: nothing is measured
 
 	open        atomic.Int64 // accepted and not yet closed, handshaking ones included
 	handshaking atomic.Int64 // in the TLS handshake or not yet authenticated
@@ -90,10 +97,10 @@ func NewServer(cfg Config) *Server {
 		cfg.MaxJobSize = DefaultMaxJobSize
 	}
 	if cfg.BackendTimeout == 0 {
-		cfg.BackendTimeout = 10 * time.Second
+		cfg.BackendTimeout = DefaultBackendTimeout
 	}
 	if cfg.HandshakeTimeout == 0 {
-		cfg.HandshakeTimeout = 10 * time.Second
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -103,26 +110,19 @@ func NewServer(cfg Config) *Server {
 	if sessions == nil {
 		sessions = backend.NewSessionIDs()
 	}
-	nb, _ := cfg.Backend.(NonBlocking)
-	nonBlocking := nb != nil && nb.NonBlocking()
-	var starter backend.ReserveStarter
-	if rs, ok := cfg.Backend.(backend.ReserveStarter); ok && nonBlocking {
-		starter = rs // its StartReserve needs no timeout bound either
-	}
 	return &Server{
-		v112:        cfg.Compat == Compat112,
-		nonBlocking: nonBlocking,
-		starter:     starter,
-		cfg:         cfg,
-		log:         log,
-		sessions:    sessions,
-		stats:       newServerStats(),
-		started:     time.Now(),
-		host:        readHost(),
-		listeners:   map[net.Listener]struct{}{},
-		conns:       map[*conn]struct{}{},
-		pending:     map[net.Conn]struct{}{},
-		obs:         cfg.Observer,
+		v112:      cfg.Compat == Compat112,
+		inProcess: cfg.Backend.InProcess(),
+		cfg:       cfg,
+		log:       log,
+		sessions:  sessions,
+		stats:     newServerStats(),
+		started:   time.Now(),
+		host:      readHost(),
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[*conn]struct{}{},
+		pending:   map[net.Conn]struct{}{},
+		obs:       cfg.Observer,
 	}
 }
 

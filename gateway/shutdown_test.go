@@ -21,16 +21,10 @@ import (
 // half-closes), then closes the connections: promptly, not at the reserves' timeouts.
 func TestShutdownEndsWaitingReserves(t *testing.T) {
 	t.Parallel()
-	for _, tt := range []struct {
-		name  string
-		store func(t *testing.T) backend.Backend
-	}{
-		{"reserve starter", newMemory},
-		{"store that waits", func(t *testing.T) backend.Backend { return &waitingStore{Backend: newMemory(t)} }},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, store := range storeKinds {
+		t.Run(store.name, func(t *testing.T) {
 			t.Parallel()
-			addr, srv := gatewaytest.StartServer(t, tt.store(t), gateway.Config{})
+			addr, srv := gatewaytest.StartServer(t, store.open(t), gateway.Config{})
 			var conns []net.Conn
 			for _, cmd := range []string{"reserve\r\n", "reserve-with-timeout 3600\r\n"} {
 				nc, err := net.Dial("tcp", addr)
@@ -77,35 +71,12 @@ func (s slowDeleteStore) Delete(ctx context.Context, session backend.SessionID, 
 // after it: no reset), over TCP and over TLS.
 func TestShutdownAnswersWhatHasArrived(t *testing.T) {
 	t.Parallel()
-	ca := gatewaytest.NewCA(t, "shutdown CA")
-	certPEM, keyPEM, _ := ca.Issue(t, "gateway", false)
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	require.NoError(t, err)
-	for _, tt := range []struct {
-		name string
-		tls  *tls.Config
-	}{
-		{"TCP", nil},
-		{"TLS", &tls.Config{Certificates: []tls.Certificate{cert}}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, tr := range transports(t) {
+		t.Run(tr.name, func(t *testing.T) {
 			t.Parallel()
 			store := slowDeleteStore{newMemory(t), make(chan struct{}, 1), make(chan struct{})}
-			addr, srv := gatewaytest.StartServer(t, store, gateway.Config{TLS: tt.tls})
-			dial := func() *rawClient {
-				var nc net.Conn
-				var err error
-				if tt.tls == nil {
-					nc, err = net.Dial("tcp", addr)
-				} else {
-					nc, err = tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool()})
-				}
-				require.NoError(t, err)
-				t.Cleanup(func() { _ = nc.Close() })
-				require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
-				return &rawClient{t: t, nc: nc}
-			}
-			busy, partial, idle := dial(), dial(), dial()
+			addr, srv := gatewaytest.StartServer(t, store, gateway.Config{TLS: tr.server})
+			busy, partial, idle := tr.dial(t, addr), tr.dial(t, addr), tr.dial(t, addr)
 			busy.do("put 0 0 60 1\r\nx\r\nreserve\r\n", "INSERTED 1\r\nRESERVED 1 1\r\nx\r\n")
 			idle.do("list-tube-used\r\n", "USING default\r\n")
 			busy.send("delete 1\r\n")
@@ -144,6 +115,42 @@ func TestShutdownAnswersWhatHasArrived(t *testing.T) {
 			}
 		})
 	}
+}
+
+// transport is a kind of connection a server takes: plain TCP, or TLS with a certificate of a
+// test CA.
+type transport struct {
+	name   string
+	server *tls.Config // nil: plain TCP
+	client *tls.Config
+}
+
+// transports are plain TCP and TLS.
+func transports(t *testing.T) []transport {
+	ca := gatewaytest.NewCA(t, "test CA")
+	certPEM, keyPEM, _ := ca.Issue(t, "gateway", false)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	require.NoError(t, err)
+	return []transport{
+		{name: "TCP"},
+		{name: "TLS", server: &tls.Config{Certificates: []tls.Certificate{cert}}, client: &tls.Config{RootCAs: ca.Pool()}},
+	}
+}
+
+// dial connects to addr over tr, closed when the test ends, with a 10 s deadline.
+func (tr transport) dial(t *testing.T, addr string) *rawClient {
+	t.Helper()
+	var nc net.Conn
+	var err error
+	if tr.server == nil {
+		nc, err = net.Dial("tcp", addr)
+	} else {
+		nc, err = tls.Dial("tcp", addr, tr.client)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = nc.Close() })
+	require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
+	return &rawClient{t: t, nc: nc}
 }
 
 // rawClient is a connection that checks the exact bytes it gets back, and how it ends.

@@ -4,11 +4,11 @@ import (
 	"net"
 	"syscall"
 
-	"github.com/beangate/beangate/backend/rawconn"
+	"github.com/beangate/beangate/internal/rawconn"
 )
 
 // readNow and writeNow are read(2) and write(2) on a non-blocking socket, made without the
-// runtime's system-call bookkeeping (backend/rawconn, which says why). When every P has been
+// runtime's system-call bookkeeping (internal/rawconn, which says why). When every P has been
 // idle, the runtime's monitor thread sleeps, and the first bookkept system call wakes it: on a
 // connection woken from an idle server that is the read of its command, so the wake-up would
 // sit on the path of every reply — of a RESERVED to a waiting worker too.

@@ -17,8 +17,9 @@ import (
 	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
-// waitingStore is the memory backend seen as a store that waits itself, like Redis or
-// PostgreSQL: neither NonBlocking nor a ReserveStarter. It counts the Reserve calls.
+// waitingStore is the memory backend seen as a store kept in a server, whose Reserve waits
+// itself: not in the process, and its StartReserve runs Reserve on a goroutine of its own. It
+// counts the Reserve calls.
 type waitingStore struct {
 	backend.Backend
 	reserves atomic.Int32
@@ -27,6 +28,22 @@ type waitingStore struct {
 func (s *waitingStore) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
 	s.reserves.Add(1)
 	return s.Backend.Reserve(ctx, p)
+}
+
+func (s *waitingStore) StartReserve(ctx context.Context, p backend.ReserveParams, deliver func(*backend.Job, error)) (*backend.Job, backend.PendingReserve, error) {
+	return backend.StartBlockingReserve(ctx, s.Reserve, p, deliver)
+}
+
+func (s *waitingStore) InProcess() bool { return false }
+
+// storeKinds are the two ways a store serves a waiting reserve: the memory store's own
+// StartReserve, and a store that waits inside Reserve.
+var storeKinds = []struct {
+	name string
+	open func(t *testing.T) backend.Backend
+}{
+	{"memory", newMemory},
+	{"store that waits", func(t *testing.T) backend.Backend { return &waitingStore{Backend: newMemory(t)} }},
 }
 
 // startWaitingReserve starts a server over a waitingStore, a worker and a probe connection.
@@ -80,8 +97,7 @@ func putOne(t *testing.T, probe *probeConn) {
 	require.True(t, strings.HasPrefix(line, "INSERTED "), line)
 }
 
-// After a reserve that had to wait, the next reserve that waits costs such a store one call: no
-// try with timeout 0 before it.
+// A reserve that waits costs such a store one call: no try with timeout 0 before it.
 func TestWaitingStoreGetsOneReserveCallPerWait(t *testing.T) {
 	t.Parallel()
 	store, worker, probe, before := startWaitingReserve(t)

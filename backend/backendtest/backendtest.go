@@ -6,7 +6,7 @@
 //		})
 //	}
 //
-// Every case runs in parallel with its own fresh backend and FakeClock; time moves only through
+// Every case runs in parallel with its own fresh backend and fake clock; time moves only through
 // the clock, except in the RealTime group, whose cases run on the store's own clock because what
 // they check (a reservation outliving its TTR, a job handed out early) happens only when real
 // time passes while sessions overlap. Calls that may block run under a watchdog deadline so that a broken backend fails
@@ -20,10 +20,10 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// Epoch is the instant every case's FakeClock starts at.
+// Epoch is the instant every case's fake clock starts at.
 var Epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-// NewBackend makes a fresh, empty backend for one case, driven by clock (a *backend.FakeClock), or
+// NewBackend makes a fresh, empty backend for one case, driven by clock (a *clocktest.Fake), or
 // by the store's own real time when clock is nil. It registers its own cleanup (t.Cleanup); the
 // suite does not call Close.
 type NewBackend func(t *testing.T, clock backend.Clock) backend.Backend
@@ -46,6 +46,7 @@ func groups() []group {
 		{"Sessions", sessionCases, false},
 		{"PutAndPeek", putPeekCases, false},
 		{"Reserve", reserveCases, false},
+		{"StartReserve", startReserveCases, false},
 		{"ReadyFor", readyForCases, false},
 		{"ReadyAges", readyAgesCases, false},
 		{"DeadlineSoonAndTTR", deadlineCases, false},

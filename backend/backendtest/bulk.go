@@ -8,24 +8,16 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// bulk is the backend's BulkEditor; every backend of this project has one.
-func (h *harness) bulk() backend.BulkEditor {
-	h.Helper()
-	e, ok := h.b.(backend.BulkEditor)
-	require.True(h, ok, "%T does not implement backend.BulkEditor", h.b)
-	return e
-}
-
 func (h *harness) deleteJobs(tube string, state backend.State, limit int) int {
 	h.Helper()
-	n, err := h.bulk().DeleteJobs(h.ctx(), tube, state, limit)
+	n, err := h.b.DeleteJobs(h.ctx(), tube, state, limit)
 	require.NoError(h, err)
 	return n
 }
 
 func (h *harness) moveJobs(from, to string, state backend.State, limit int) int {
 	h.Helper()
-	n, err := h.bulk().MoveJobs(h.ctx(), from, to, state, limit)
+	n, err := h.b.MoveJobs(h.ctx(), from, to, state, limit)
 	require.NoError(h, err)
 	return n
 }
@@ -52,7 +44,7 @@ var bulkCases = []testCase{
 		h.requireGone(b)
 		h.requireGone(d)
 		require.Equal(h, []uint64{e, a}, h.listIDs(backend.DefaultTube, backend.Ready, 10))
-		n, err := backend.DeleteAll(h.ctx(), h.bulk(), backend.DefaultTube, backend.Ready, 1)
+		n, err := backend.DeleteAll(h.ctx(), h.b, backend.DefaultTube, backend.Ready, 1)
 		require.NoError(h, err)
 		require.Equal(h, 2, n)
 		require.Zero(h, h.deleteJobs(backend.DefaultTube, backend.Reserved, 10), "reserved jobs stay with their holder")
@@ -93,7 +85,7 @@ var bulkCases = []testCase{
 		}
 		h.advance(time.Second)
 		for _, st := range []backend.State{backend.Ready, backend.Delayed, backend.Buried} {
-			n, err := backend.MoveAll(h.ctx(), h.bulk(), "from", "to", st, 1)
+			n, err := backend.MoveAll(h.ctx(), h.b, "from", "to", st, 1)
 			require.NoError(h, err)
 			require.Positive(h, n, "state %v", st)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/clocktest"
 )
 
 const (
@@ -29,7 +30,7 @@ const (
 type harness struct {
 	*testing.T
 	b        backend.Backend
-	clock    *backend.FakeClock
+	clock    *clocktest.Fake
 	sessions int
 
 	restartWith Restart // set by RunRestarts
@@ -39,7 +40,7 @@ func newHarness(t *testing.T, newBackend NewBackend, realTime bool) *harness {
 	if realTime {
 		return &harness{T: t, b: newBackend(t, nil)}
 	}
-	clock := backend.NewFakeClock(Epoch)
+	clock := clocktest.NewFake(Epoch)
 	return &harness{T: t, b: newBackend(t, clock), clock: clock}
 }
 

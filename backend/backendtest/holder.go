@@ -8,12 +8,10 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// holder asks the backend's HolderTeller (every backend of this project has one) about job id.
+// holder asks the backend who holds job id.
 func (h *harness) holder(id uint64) (backend.SessionID, error) {
 	h.Helper()
-	t, ok := h.b.(backend.HolderTeller)
-	require.True(h, ok, "%T does not implement backend.HolderTeller", h.b)
-	return t.JobHolder(h.ctx(), id)
+	return h.b.JobHolder(h.ctx(), id)
 }
 
 // A reserved job's holder is the session that reserved it, which names its gateway process; a

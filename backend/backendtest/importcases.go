@@ -9,18 +9,10 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// importer returns the backend's Importer; every beangate store has one (beangate migrate).
-func (h *harness) importer() backend.Importer {
-	h.Helper()
-	im, ok := h.b.(backend.Importer)
-	require.True(h, ok, "%T does not implement backend.Importer", h.b)
-	return im
-}
-
 // imp imports jobs and requires success.
 func (h *harness) imp(jobs ...backend.ImportJob) []backend.Imported {
 	h.Helper()
-	out, err := h.importer().Import(h.ctx(), jobs)
+	out, err := h.b.Import(h.ctx(), jobs)
 	require.NoError(h, err)
 	require.Len(h, out, len(jobs))
 	return out

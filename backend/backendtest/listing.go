@@ -8,17 +8,9 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// lister is the backend's JobLister; every backend of this project lists.
-func (h *harness) lister() backend.JobLister {
-	h.Helper()
-	l, ok := h.b.(backend.JobLister)
-	require.True(h, ok, "%T does not implement backend.JobLister", h.b)
-	return l
-}
-
 func (h *harness) listPage(tube string, state backend.State, after string, limit int) *backend.JobPage {
 	h.Helper()
-	p, err := h.lister().ListJobs(h.ctx(), backend.ListParams{Tube: tube, State: state, After: after, Limit: limit, BodyBytes: 64})
+	p, err := h.b.ListJobs(h.ctx(), backend.ListParams{Tube: tube, State: state, After: after, Limit: limit, BodyBytes: 64})
 	require.NoError(h, err)
 	return p
 }
@@ -137,10 +129,10 @@ var listingCases = []testCase{
 	{"AMissingTubeIsNotFoundAndABadCursorIsRefused", func(h *harness) {
 		c := h.session()
 		c.put(job{})
-		_, err := h.lister().ListJobs(h.ctx(), backend.ListParams{Tube: "nope", State: backend.Ready, Limit: 10})
+		_, err := h.b.ListJobs(h.ctx(), backend.ListParams{Tube: "nope", State: backend.Ready, Limit: 10})
 		require.ErrorIs(h, err, backend.ErrNotFound)
 		for _, bad := range []string{"garbage", "x:y:z"} {
-			_, err = h.lister().ListJobs(h.ctx(), backend.ListParams{Tube: backend.DefaultTube, State: backend.Ready, After: bad, Limit: 10})
+			_, err = h.b.ListJobs(h.ctx(), backend.ListParams{Tube: backend.DefaultTube, State: backend.Ready, After: bad, Limit: 10})
 			require.ErrorIs(h, err, backend.ErrBadCursor, "cursor %q", bad)
 		}
 		require.Empty(h, h.listIDs(backend.DefaultTube, backend.Buried, 10))

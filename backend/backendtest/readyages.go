@@ -9,12 +9,10 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// readyAges asks the backend's ReadyAger (every backend of this project has one) about tubes.
+// readyAges asks the backend about tubes' ready ages.
 func (h *harness) readyAges(tubes ...string) map[string]time.Duration {
 	h.Helper()
-	a, ok := h.b.(backend.ReadyAger)
-	require.True(h, ok, "%T does not implement backend.ReadyAger", h.b)
-	ages, err := a.ReadyAges(h.ctx(), tubes)
+	ages, err := h.b.ReadyAges(h.ctx(), tubes)
 	require.NoError(h, err)
 	return ages
 }

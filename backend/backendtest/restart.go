@@ -7,12 +7,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/clocktest"
 )
 
 // Restart closes a case's backend and returns one reopened on the same durable state, as a
 // server restarted on the same store would be (the memory backend on its binlog directory).
 // Sessions do not outlive it.
-type Restart func(t *testing.T, b backend.Backend, clock *backend.FakeClock) backend.Backend
+type Restart func(t *testing.T, b backend.Backend, clock *clocktest.Fake) backend.Backend
 
 // RunRestarts runs the cases that restart the backend mid-case, for backends whose state
 // outlives the process. They hold beanstalkd's rules for a restart on its binlog.

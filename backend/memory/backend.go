@@ -65,7 +65,7 @@ type Backend struct {
 	walSeq uint64      // what the operation under way must commit (see endWrite)
 	walErr error       // a record the operation under way could not place
 
-	imported map[string]uint64 // key -> id of every imported job (backend.Importer)
+	imported map[string]uint64 // key -> id of every imported job (Import)
 	keys     *keyFile          // the binlog directory's key file; nil without a binlog
 }
 
@@ -138,9 +138,12 @@ func New(opts Options) *Backend {
 	return b
 }
 
-// NonBlocking reports that no call waits on anything but the lock and, for a Reserve with a
-// timeout, its waiter (see gateway.NonBlocking): callers need not bound each call with a timer.
-func (b *Backend) NonBlocking() bool { return true }
+// InProcess reports that no call waits on anything but the lock and, for a Reserve with a
+// timeout, its waiter: callers need not bound each call with a timer.
+func (b *Backend) InProcess() bool { return true }
+
+// Ping answers nil: a store in the process is always reachable.
+func (b *Backend) Ping(context.Context) error { return nil }
 
 // begin starts an operation: it takes the lock and applies every event due by now. On error the
 // lock is not held.

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/clocktest"
 )
 
 var testEpoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 func benchBackend(b *testing.B) *Backend {
-	be := New(Options{Clock: backend.NewFakeClock(testEpoch)})
+	be := New(Options{Clock: clocktest.NewFake(testEpoch)})
 	b.Cleanup(func() { _ = be.Close() })
 	if err := be.BeginSession(context.Background(), "bench.1"); err != nil {
 		b.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-// BinlogFigures implements backend.BinlogReporter.
+// BinlogFigures reports the binlog's figures; none without a binlog.
 func (b *Backend) BinlogFigures() (backend.BinlogFigures, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -25,11 +25,9 @@ func (b *Backend) BinlogFigures() (backend.BinlogFigures, bool) {
 	}, true
 }
 
-// ObserveBinlogSyncs implements backend.BinlogReporter.
+// ObserveBinlogSyncs has f observe the binlog's fsync rounds.
 func (b *Backend) ObserveBinlogSyncs(f func(time.Duration)) {
 	if b.wal != nil { // set once by Open, before the backend is shared
 		b.wal.ObserveSyncs(f)
 	}
 }
-
-var _ backend.BinlogReporter = (*Backend)(nil)

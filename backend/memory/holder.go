@@ -6,9 +6,7 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-var _ backend.HolderTeller = (*Backend)(nil)
-
-// JobHolder implements backend.HolderTeller: the reserved job's owner session.
+// JobHolder tells the reserved job's owner session.
 func (b *Backend) JobHolder(ctx context.Context, id uint64) (backend.SessionID, error) {
 	if _, err := b.begin(ctx); err != nil { // begin applies time: an expired reservation is ready
 		return "", err

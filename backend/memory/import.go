@@ -8,9 +8,7 @@ import (
 	"github.com/beangate/beangate/backend/memory/binlog"
 )
 
-var _ backend.Importer = (*Backend)(nil)
-
-// Import stores jobs from another store with their identity (backend.Importer). With a binlog,
+// Import stores jobs from another store with their identity (backend.Admin.Import). With a binlog,
 // each job is written as a full record like a put, and the keys go to the directory's key file
 // (importkeys.go) once the records are committed.
 func (b *Backend) Import(ctx context.Context, jobs []backend.ImportJob) ([]backend.Imported, error) {

@@ -12,7 +12,7 @@ import (
 	"sync"
 )
 
-// ImportKeysFile is where a binlog directory keeps the keys of imported jobs (backend.Importer),
+// ImportKeysFile is where a binlog directory keeps the keys of imported jobs (backend.Admin.Import),
 // one line per job: its id and its key, quoted. beanstalkd and the binlog reader ignore it.
 //
 // Why a file beside the binlog rather than records in it: beanstalkd must still be able to serve

@@ -9,11 +9,6 @@ import (
 	"github.com/beangate/beangate/backend/memory/binlog"
 )
 
-var (
-	_ backend.JobLister  = (*Backend)(nil)
-	_ backend.BulkEditor = (*Backend)(nil)
-)
-
 // ListJobs lists a page of tube's jobs in one state. Ready, delayed and buried jobs are read
 // from their tube's ordered trees from the cursor on: O(log n + page) under the lock.
 // Reserved jobs have no per-tube order (they sit in their holders' heaps), so they are

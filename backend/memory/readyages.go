@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// ReadyAges implements backend.ReadyAger: the ready time of each tube's first ready job.
+// ReadyAges reports how long each tube's first ready job has been ready.
 func (b *Backend) ReadyAges(ctx context.Context, tubes []string) (map[string]time.Duration, error) {
 	now, err := b.begin(ctx)
 	if err != nil {

@@ -63,9 +63,8 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 	return r.job, r.err
 }
 
-var _ backend.ReserveStarter = (*Backend)(nil)
-
-// StartReserve is Reserve without a blocked goroutine (backend.ReserveStarter).
+// StartReserve is Reserve without a blocked goroutine: a waiting reserve is a waiter, whose
+// outcome the operation that decides it hands to deliver.
 func (b *Backend) StartReserve(ctx context.Context, p backend.ReserveParams, deliver func(*backend.Job, error)) (*backend.Job, backend.PendingReserve, error) {
 	w, j, err := b.tryReserve(ctx, p, deliver)
 	if w == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/clocktest"
 )
 
 // deliveries records what StartReserve's deliver was called with, and whether the backend's
@@ -41,7 +42,7 @@ func (d *deliveries) list() ([]reserveResult, []bool) {
 // startFn starts a reserve of the default tube with the given timeout.
 type startFn = func(timeout time.Duration) (*backend.Job, backend.PendingReserve, error)
 
-// StartReserve's contract (backend.ReserveStarter): an immediate answer delivers nothing; a
+// StartReserve's contract, as the memory store keeps it: an immediate answer delivers nothing; a
 // wait's outcome is delivered exactly once, with no backend lock held; Cancel of an undecided
 // wait leaves nothing behind and of a decided one reports that the outcome was delivered.
 func TestStartReserve(t *testing.T) {
@@ -60,9 +61,9 @@ func TestStartReserve(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		run  func(t *testing.T, be *Backend, clock *backend.FakeClock, start startFn, d *deliveries)
+		run  func(t *testing.T, be *Backend, clock *clocktest.Fake, start startFn, d *deliveries)
 	}{
-		{"a ready job is returned at once, with nothing delivered", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, d *deliveries) {
+		{"a ready job is returned at once, with nothing delivered", func(t *testing.T, be *Backend, _ *clocktest.Fake, start startFn, d *deliveries) {
 			id := put(t, be)
 			job, pending, err := start(-1)
 			require.NoError(t, err)
@@ -71,7 +72,7 @@ func TestStartReserve(t *testing.T) {
 			got, _ := d.list()
 			require.Empty(t, got)
 		}},
-		{"a put delivers the job once, before Put returns", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, d *deliveries) {
+		{"a put delivers the job once, before Put returns", func(t *testing.T, be *Backend, _ *clocktest.Fake, start startFn, d *deliveries) {
 			_, pending, err := start(-1)
 			require.NoError(t, err)
 			require.NotNil(t, pending)
@@ -84,7 +85,7 @@ func TestStartReserve(t *testing.T) {
 			put(t, be) // a second job is not delivered again
 			delivered(t, d)
 		}},
-		{"a timeout delivers ErrTimedOut", func(t *testing.T, be *Backend, clock *backend.FakeClock, start startFn, d *deliveries) {
+		{"a timeout delivers ErrTimedOut", func(t *testing.T, be *Backend, clock *clocktest.Fake, start startFn, d *deliveries) {
 			_, pending, err := start(time.Second)
 			require.NoError(t, err)
 			require.NotNil(t, pending)
@@ -94,13 +95,13 @@ func TestStartReserve(t *testing.T) {
 			require.ErrorIs(t, r.err, backend.ErrTimedOut)
 			require.Nil(t, r.job)
 		}},
-		{"closing the backend delivers ErrClosed", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, d *deliveries) {
+		{"closing the backend delivers ErrClosed", func(t *testing.T, be *Backend, _ *clocktest.Fake, start startFn, d *deliveries) {
 			_, _, err := start(-1)
 			require.NoError(t, err)
 			require.NoError(t, be.Close())
 			require.ErrorIs(t, delivered(t, d).err, ErrClosed)
 		}},
-		{"cancel before the outcome leaves no waiter behind", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, d *deliveries) {
+		{"cancel before the outcome leaves no waiter behind", func(t *testing.T, be *Backend, _ *clocktest.Fake, start startFn, d *deliveries) {
 			_, pending, err := start(-1)
 			require.NoError(t, err)
 			require.True(t, pending.Cancel())
@@ -111,7 +112,7 @@ func TestStartReserve(t *testing.T) {
 			got, _ := d.list()
 			require.Empty(t, got)
 		}},
-		{"cancel after the outcome reports it delivered", func(t *testing.T, be *Backend, _ *backend.FakeClock, start startFn, d *deliveries) {
+		{"cancel after the outcome reports it delivered", func(t *testing.T, be *Backend, _ *clocktest.Fake, start startFn, d *deliveries) {
 			_, pending, err := start(-1)
 			require.NoError(t, err)
 			id := put(t, be)
@@ -121,7 +122,7 @@ func TestStartReserve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clock := backend.NewFakeClock(testEpoch)
+			clock := clocktest.NewFake(testEpoch)
 			be := New(Options{Clock: clock})
 			defer be.Close()
 			const sid = backend.SessionID("s.1")

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/clocktest"
 )
 
 // The shared suite checks only the set of names; the memory engine also keeps beanstalkd's
@@ -14,7 +14,7 @@ import (
 func TestListTubesMovesTheLastTubeIntoARemovedSlot(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := New(Options{Clock: backend.NewFakeClock(testEpoch)})
+	b := New(Options{Clock: clocktest.NewFake(testEpoch)})
 	t.Cleanup(func() { _ = b.Close() })
 	require.NoError(t, b.BeginSession(ctx, "s.1"))
 	for _, name := range []string{"a", "b", "c"} {

@@ -10,6 +10,7 @@ import (
 	"github.com/beangate/beangate/backend/backendtest"
 	"github.com/beangate/beangate/backend/memory"
 	"github.com/beangate/beangate/backend/memory/binlog"
+	"github.com/beangate/beangate/internal/clocktest"
 )
 
 // The whole contract holds with the binlog on (-f0, so every write also waits for its fsync,
@@ -36,7 +37,7 @@ func TestConformanceAcrossRestarts(t *testing.T) {
 	}
 	backendtest.RunRestarts(t, func(t *testing.T, clock backend.Clock) backend.Backend {
 		return open(t, clock, t.TempDir())
-	}, func(t *testing.T, old backend.Backend, clock *backend.FakeClock) backend.Backend {
+	}, func(t *testing.T, old backend.Backend, clock *clocktest.Fake) backend.Backend {
 		dir, _ := dirs.Load(old)
 		require.NoError(t, old.(*memory.Backend).Close())
 		return open(t, clock, dir.(string))

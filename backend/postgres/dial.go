@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/beangate/beangate/backend"
-	"github.com/beangate/beangate/backend/rawconn"
+	"github.com/beangate/beangate/internal/rawconn"
 )
 
 // dialer makes the Backend's connections (the pool's, the listener's, the lease renewals' and
@@ -31,7 +31,7 @@ type probeKey struct{}
 // probing marks ctx as a probe's, whose dials go ahead while the database is unreachable.
 func probing(ctx context.Context) context.Context { return context.WithValue(ctx, probeKey{}, true) }
 
-// wrap makes cfg's dials go through d, with raw reads and writes (backend/rawconn: bookkept
+// wrap makes cfg's dials go through d, with raw reads and writes (internal/rawconn: bookkept
 // ones woke the runtime's monitor thread on every round trip of a gateway that had gone idle
 // waiting for PostgreSQL). TLS, when the DSN asks for it, is pgx's, on top.
 func (d *dialer) wrap(cfg *pgconn.Config) {

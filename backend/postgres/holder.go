@@ -9,9 +9,7 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-var _ backend.HolderTeller = (*Backend)(nil)
-
-// JobHolder implements backend.HolderTeller from jobs.reserved_by (sql/job_holder.sql).
+// JobHolder reads jobs.reserved_by (sql/job_holder.sql).
 func (b *Backend) JobHolder(ctx context.Context, id uint64) (backend.SessionID, error) {
 	if id > math.MaxInt64 {
 		return "", backend.ErrNotFound

@@ -8,8 +8,6 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-var _ backend.Importer = (*Backend)(nil)
-
 // importChunk is how many jobs one import transaction carries.
 const importChunk = 5000
 

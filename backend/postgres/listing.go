@@ -9,11 +9,6 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-var (
-	_ backend.JobLister  = (*Backend)(nil)
-	_ backend.BulkEditor = (*Backend)(nil)
-)
-
 // listStatements are the statements of ListJobs, one per state, each an index range.
 var listStatements = map[backend.State]string{
 	backend.Ready:    "list_ready",

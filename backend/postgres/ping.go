@@ -6,7 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Ping runs an empty statement on a pooled connection (backend.Pinger). While the database is
+// Ping runs an empty statement on a pooled connection. While the database is
 // known unreachable it answers that at once, leaving the pool alone: a connection it began
 // would wait out its connect timeout, and hold a slot of the pool all that while.
 func (b *Backend) Ping(ctx context.Context) error {

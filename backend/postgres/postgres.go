@@ -24,6 +24,8 @@ var _ backend.Backend = (*Backend)(nil)
 
 // Backend is the PostgreSQL Backend. It is safe for concurrent use.
 type Backend struct {
+	backend.NoBinlog
+
 	poll     time.Duration // pollInterval, except in tests that must see a lost wake-up
 	pool     *pgxpool.Pool
 	ownsPool bool

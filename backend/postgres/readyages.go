@@ -7,7 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ReadyAges implements backend.ReadyAger in one statement for all the tubes (sql/ready_ages.sql).
+// ReadyAges reads how long each tube's first ready job has been ready, in one statement for
+// all the tubes (sql/ready_ages.sql).
 func (b *Backend) ReadyAges(ctx context.Context, tubes []string) (map[string]time.Duration, error) {
 	var ages map[string]time.Duration
 	err := b.run(ctx, "ready ages", func(ctx context.Context) error {

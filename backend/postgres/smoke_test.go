@@ -4,13 +4,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beangate/beangate/backend"
 	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/clocktest"
 )
 
 func TestPutReserveDeleteCycle(t *testing.T) {
 	t.Parallel()
-	clock := backend.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := clocktest.NewFake(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	b := newTestBackend(t, clock)
 	ctx := testCtx(t)
 	s := backend.SessionID("p1.1")

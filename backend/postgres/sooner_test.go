@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beangate/beangate/backend"
 	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/clocktest"
 )
 
 // A waiting reserve times its next try by the earliest due time it saw; a change that makes
@@ -50,7 +52,7 @@ func TestSoonerDueTimeReachesAWaitingReserve(t *testing.T) {
 			t.Run(change.name+"/"+where, func(t *testing.T) {
 				t.Parallel()
 				ctx := testCtx(t)
-				clock := backend.NewFakeClock(time.UnixMilli(1_700_000_000_000))
+				clock := clocktest.NewFake(time.UnixMilli(1_700_000_000_000))
 				schema := testSchema(t)
 				waiting, changer := newTestBackend(t, clock, schema), (*Backend)(nil)
 				if where == "same gateway" {
@@ -71,7 +73,7 @@ func TestSoonerDueTimeReachesAWaitingReserve(t *testing.T) {
 				require.Eventually(t, func() bool { return clock.Pending() == 1 }, 5*time.Second, 5*time.Millisecond)
 				sooner()
 				// The reserve re-arms for the sooner time when the news reaches it.
-				err, ok := backend.AdvanceUntil(clock, got, time.Second, 5, 500*time.Millisecond)
+				err, ok := clocktest.AdvanceUntil(clock, got, time.Second, 5, 500*time.Millisecond)
 				require.True(t, ok, "the waiting reserve was not told of the sooner due time")
 				require.NoError(t, err)
 			})

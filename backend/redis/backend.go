@@ -69,6 +69,8 @@ const batchesInFlight = 2
 
 // Backend is a backend.Backend on Redis. Use New.
 type Backend struct {
+	backend.NoBinlog
+
 	opts       Options
 	safetyPoll time.Duration           // safetyPoll, except in tests that must see a lost wake-up
 	dropPub    atomic.Bool             // tests: every publish is lost

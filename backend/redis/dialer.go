@@ -6,11 +6,11 @@ import (
 	"net"
 	"time"
 
-	"github.com/beangate/beangate/backend/rawconn"
+	"github.com/beangate/beangate/internal/rawconn"
 )
 
 // rawDialer dials Redis as go-redis would (its timeout and keep-alive), with the socket's reads
-// and writes made raw (backend/rawconn: they no longer wake the runtime's monitor thread on
+// and writes made raw (internal/rawconn: they no longer wake the runtime's monitor thread on
 // every round trip), then TLS on top when tlsConfig is set.
 func rawDialer(dialTimeout time.Duration, tlsConfig *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: 5 * time.Minute}

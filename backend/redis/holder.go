@@ -6,9 +6,7 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-var _ backend.HolderTeller = (*Backend)(nil)
-
-// JobHolder implements backend.HolderTeller from the job hash: its state ("s") and owner ("o").
+// JobHolder reads the job hash: its state ("s") and owner ("o").
 // One read, no script, and no time applied: the deadline is in Redis's clock, not this host's,
 // so a reservation past its deadline that no call has returned yet still names its holder
 // (read JobStats first, which applies time, as the console does).

@@ -8,8 +8,6 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-var _ backend.Importer = (*Backend)(nil)
-
 // importChunk is how many jobs one import call carries: big enough that the call's own cost
 // vanishes, small enough that Redis serves other clients between calls.
 const importChunk = 500

@@ -7,11 +7,6 @@ import (
 	"github.com/beangate/beangate/backend"
 )
 
-var (
-	_ backend.JobLister  = (*Backend)(nil)
-	_ backend.BulkEditor = (*Backend)(nil)
-)
-
 // listedFields is how many items list_jobs returns per job.
 const listedFields = 16
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/beangate/beangate/backend"
 	beanredis "github.com/beangate/beangate/backend/redis"
+	"github.com/beangate/beangate/internal/clocktest"
 )
 
 // adminClient is a client of the shared Redis, closed when the test ends.
@@ -176,9 +177,9 @@ func TestStaleWaitCountOfADroppedTube(t *testing.T) {
 // newDueTimeTest is newNotifyTest with a fake clock, publishes dropped and the safety poll off
 // (an hour): only due times and wake-ups passed on between waiters deliver, so a lost one
 // leaves a reserve waiting until its context ends.
-func newDueTimeTest(t *testing.T) (prefix string, b *beanredis.Backend, admin *goredis.Client, clock *backend.FakeClock) {
+func newDueTimeTest(t *testing.T) (prefix string, b *beanredis.Backend, admin *goredis.Client, clock *clocktest.Fake) {
 	t.Helper()
-	clock = backend.NewFakeClock(time.UnixMilli(1_700_000_000_000))
+	clock = clocktest.NewFake(time.UnixMilli(1_700_000_000_000))
 	prefix = newPrefix(t)
 	b = newBackend(t, prefix, clock, time.Second)
 	beanredis.SetSafetyPoll(b, time.Hour)
@@ -294,7 +295,7 @@ func TestSoonerDueTimeReachesAWaitingReserve(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			clock := backend.NewFakeClock(time.UnixMilli(1_700_000_000_000))
+			clock := clocktest.NewFake(time.UnixMilli(1_700_000_000_000))
 			prefix := newPrefix(t)
 			b := newBackend(t, prefix, clock, time.Second)
 			beanredis.SetSafetyPoll(b, time.Hour)
@@ -307,7 +308,7 @@ func TestSoonerDueTimeReachesAWaitingReserve(t *testing.T) {
 				5*time.Second, 5*time.Millisecond)
 			sooner()
 			// The reserve re-arms for the sooner time when the news reaches it.
-			err, ok := backend.AdvanceUntil(clock, got, time.Second, 5, 500*time.Millisecond)
+			err, ok := clocktest.AdvanceUntil(clock, got, time.Second, 5, 500*time.Millisecond)
 			require.True(t, ok, "the waiting reserve was not told of the sooner due time")
 			require.NoError(t, err)
 		})

@@ -39,7 +39,7 @@ type Options struct {
 	// in one Cluster slot and several queues can share one Redis. It may not contain '{' or '}'.
 	Prefix string
 	// Clock: nil reads the Redis server's TIME inside each script, so gateways agree without
-	// host clock sync; tests inject a FakeClock, whose Now is passed to the scripts.
+	// host clock sync; tests inject a fake clock (internal/clocktest), whose Now is passed to the scripts.
 	Clock backend.Clock
 	// CommandTimeout bounds each Redis call; running over returns an error (INTERNAL_ERROR).
 	CommandTimeout time.Duration

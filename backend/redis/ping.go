@@ -6,7 +6,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// Ping asks Redis for PONG (backend.Pinger): on a cluster, every known master. While Redis is
+// Ping asks Redis for PONG: on a cluster, every known master. While Redis is
 // known unreachable it answers that at once (outage.go probes meanwhile).
 func (b *Backend) Ping(ctx context.Context) error {
 	if err := b.reach.Check(); err != nil {

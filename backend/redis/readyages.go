@@ -9,7 +9,7 @@ import (
 // few hundred microseconds at a time.
 const readyAgesPerCall = 100
 
-// ReadyAges implements backend.ReadyAger: the ready time ("r") of each tube's first ready job.
+// ReadyAges reads the ready time ("r") of each tube's first ready job.
 func (b *Backend) ReadyAges(ctx context.Context, tubes []string) (map[string]time.Duration, error) {
 	ages := make(map[string]time.Duration, len(tubes))
 	for len(tubes) > 0 {

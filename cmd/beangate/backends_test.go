@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/configs"
-	"github.com/beangate/beangate/gateway"
 )
 
 func TestOpenBackendMemory(t *testing.T) {
@@ -34,11 +33,4 @@ func TestRedactedURLHidesPassword(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "postgres://u:xxxxx@h/db", redactedURL("postgres://u:s3cret@h/db"))
 	require.Equal(t, "memory://", redactedURL("memory://"))
-}
-
-// configs cannot import gateway; the two copies of beanstalkd's -z limits must agree.
-func TestJobSizeLimitsAgreeWithGateway(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, configs.MaxJobSizeLimit, gateway.MaxJobSizeLimit)
-	require.Equal(t, configs.DefaultMaxJobSize, gateway.DefaultMaxJobSize)
 }

@@ -181,11 +181,9 @@ func (f *fleet) gatewayConfig(gc gateway.Config) gateway.Config {
 
 // opened starts the figures, store metrics and store probe once the store is open and srv
 // serves it, and turns ready. The probe runs until ctx ends.
-// raw is the store itself (the console needs its optional interfaces), store the one the gateway
-// serves.
-func (f *fleet) opened(ctx context.Context, srv *gateway.Server, store, raw backend.Backend) {
+func (f *fleet) opened(ctx context.Context, srv *gateway.Server, store backend.Backend) {
 	if f.console != nil {
-		f.console.Open(raw, srv.TubeWaiting)
+		f.console.Open(store, srv.TubeWaiting)
 		go f.console.Run(ctx)
 	}
 	if f.registry != nil {
@@ -194,9 +192,7 @@ func (f *fleet) opened(ctx context.Context, srv *gateway.Server, store, raw back
 			ops.NewStoreCollector(store, f.cfg.Metrics.MaxTubes, f.cfg.BackendTimeout),
 		)
 	}
-	if p, ok := store.(backend.Pinger); ok {
-		go f.readiness.WatchStore(ctx, p, min(time.Second, f.cfg.StoreDownAfter/2))
-	}
+	go f.readiness.WatchStore(ctx, store, min(time.Second, f.cfg.StoreDownAfter/2))
 	f.readiness.SetOpen()
 }
 

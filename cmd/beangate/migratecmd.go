@@ -140,13 +140,13 @@ func openMigrateDest(ctx context.Context, to string, log *slog.Logger) (migrate.
 		if err != nil {
 			return nil, err
 		}
-		return migrate.NewBinlogDest(b)
+		return migrate.NewBinlogDest(b), nil
 	}
 	b, err := openBackend(ctx, configs.Config{Backend: to}, log)
 	if err != nil {
 		return nil, err
 	}
-	return migrate.NewStoreDest(b)
+	return migrate.NewStoreDest(b), nil
 }
 
 func migrateFailed(p process, what string, err error) int {

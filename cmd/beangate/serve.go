@@ -29,6 +29,8 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 		log.Error("bad configuration", "err", err)
 		return exitUsage
 	}
+	sigs := handleSignals(signals, f, log)
+	defer sigs.close()
 
 	// Bind before opening the backend: a taken port is the commonest failure and the cheapest.
 	ln, err := listen(cfg)
@@ -46,7 +48,7 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	if p.opsListening != nil && opsAddr != nil {
 		p.opsListening(opsAddr)
 	}
-	opening := openStore(ctx, cfg, f, signals, log)
+	opening := openStore(ctx, cfg, sigs.stops, log)
 	if opening.store == nil {
 		_ = ln.Close()
 		return opening.exit
@@ -57,7 +59,6 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 			log.Warn("closing backend", "err", err)
 		}
 	}()
-	raw := store
 	store = f.instrument(store)
 
 	srv := gateway.NewServer(f.gatewayConfig(gateway.Config{
@@ -69,11 +70,8 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	}))
 	probeCtx, stopProbe := context.WithCancel(context.Background())
 	defer stopProbe()
-	f.opened(probeCtx, srv, store, raw)
-	if opening.draining {
-		srv.SetDraining(true)
-		f.readiness.SetDraining()
-	}
+	f.opened(probeCtx, srv, store)
+	sigs.serving(srv)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "backend", redactedURL(cfg.Backend), "version", versionLine(),
@@ -82,100 +80,75 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 		p.listening(ln.Addr())
 	}
 
-	if err := waitForStop(ctx, srv, f, signals, served, log); err != nil {
+	err = waitForStop(ctx, sigs.stops, served, log)
+	sigs.stopBegun()
+	if err != nil {
 		log.Error("serving stopped", "err", err)
 		_ = srv.Close()
 		return exitFailure
 	}
 	f.readiness.SetStopping()
-	if !delayShutdown(ctx, f, signals, cfg.ShutdownDelay, log) {
+	if !delayShutdown(ctx, sigs.stops, cfg.ShutdownDelay, log) {
 		_ = srv.Close() // a second SIGTERM/SIGINT during the delay: no graceful stop either
 	}
 	log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
-	stopGracefully(srv, f, signals, cfg.ShutdownTimeout, log)
+	stopGracefully(srv, sigs.stops, cfg.ShutdownTimeout, log)
 	<-served // Serve returns ErrServerClosed once its listener is closed
 	log.Info("stopped")
 	return exitOK
 }
 
 // waitForStop returns nil on SIGTERM, SIGINT or the end of ctx, and Serve's error if serving
-// fails first. SIGUSR1 meanwhile turns drain mode on; SIGHUP reloads.
-func waitForStop(ctx context.Context, srv *gateway.Server, f *fleet, signals <-chan os.Signal, served <-chan error, log *slog.Logger) error {
-	for {
-		select {
-		case sig := <-signals:
-			switch sig {
-			case syscall.SIGUSR1:
-				srv.SetDraining(true)
-				f.readiness.SetDraining()
-				log.Info("draining: put now answers DRAINING until restart")
-			case syscall.SIGHUP:
-				f.reload()
-			default:
-				log.Info("stop requested", "signal", sig.String())
-				return nil
-			}
-		case <-ctx.Done():
-			log.Info("stop requested", "reason", context.Cause(ctx).Error())
-			return nil
-		case err := <-served:
-			return err
-		}
+// fails first.
+func waitForStop(ctx context.Context, stops <-chan os.Signal, served <-chan error, log *slog.Logger) error {
+	select {
+	case sig := <-stops:
+		log.Info("stop requested", "signal", sig.String())
+		return nil
+	case <-ctx.Done():
+		log.Info("stop requested", "reason", context.Cause(ctx).Error())
+		return nil
+	case err := <-served:
+		return err
 	}
 }
 
 // delayShutdown keeps serving for delay after /readyz turned 503, so that load balancers stop
 // sending new connections before the listener closes. It reports false when a second
 // SIGTERM/SIGINT asked to stop at once.
-func delayShutdown(ctx context.Context, f *fleet, signals <-chan os.Signal, delay time.Duration, log *slog.Logger) bool {
+func delayShutdown(ctx context.Context, stops <-chan os.Signal, delay time.Duration, log *slog.Logger) bool {
 	if delay <= 0 {
 		return true
 	}
 	log.Info("not ready; still serving until the shutdown delay has passed", "delay", delay)
 	timer := time.NewTimer(delay)
 	defer timer.Stop()
-	for {
-		select {
-		case <-timer.C:
-			return true
-		case <-ctx.Done():
-			return true
-		case sig := <-signals:
-			switch sig {
-			case syscall.SIGUSR1:
-			case syscall.SIGHUP:
-				f.reload()
-			default:
-				log.Warn("second signal: stopping now", "signal", sig.String())
-				return false
-			}
-		}
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	case sig := <-stops:
+		log.Warn("second signal: stopping now", "signal", sig.String())
+		return false
 	}
+	return true
 }
 
 // stopGracefully lets running commands finish and returns reservations, for at most timeout;
 // a second SIGTERM/SIGINT cuts the connections at once.
-func stopGracefully(srv *gateway.Server, f *fleet, signals <-chan os.Signal, timeout time.Duration, log *slog.Logger) {
+func stopGracefully(srv *gateway.Server, stops <-chan os.Signal, timeout time.Duration, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- srv.Shutdown(ctx) }()
-	for {
-		select {
-		case err := <-done:
-			if err != nil {
-				log.Warn("graceful stop cut short; connections closed", "err", err)
-			}
-			return
-		case sig := <-signals:
-			switch sig {
-			case syscall.SIGUSR1:
-			case syscall.SIGHUP:
-				f.reload()
-			default:
-				log.Warn("second signal: closing connections now", "signal", sig.String())
-				cancel()
-			}
-		}
+	var err error
+	select {
+	case err = <-done:
+	case sig := <-stops:
+		log.Warn("second signal: closing connections now", "signal", sig.String())
+		cancel()
+		err = <-done
+	}
+	if err != nil {
+		log.Warn("graceful stop cut short; connections closed", "err", err)
 	}
 }

@@ -33,17 +33,16 @@ const (
 // storeOpening is how opening the store ended: the store, or the exit status when the process
 // must stop (a clean 0 when a signal stopped it).
 type storeOpening struct {
-	store    backend.Backend
-	exit     int
-	draining bool // SIGUSR1 arrived meanwhile: drain as soon as serving begins
+	store backend.Backend
+	exit  int
 }
 
 // openStore opens the store, trying a shared one again while it cannot be reached (not up
 // yet, as under Compose or Kubernetes), for at most --store-open-timeout (0: for ever).
-// Meanwhile /readyz answers 503 "starting", SIGTERM/SIGINT stop cleanly, SIGHUP reloads and
-// SIGUSR1 is remembered. A failure that trying again cannot fix (a bad URL, a wrong password,
-// a certificate not trusted) ends it at once.
-func openStore(ctx context.Context, cfg configs.Config, f *fleet, signals <-chan os.Signal, log *slog.Logger) storeOpening {
+// Meanwhile /readyz answers 503 "starting", and a SIGTERM/SIGINT on stops stops cleanly. A
+// failure that trying again cannot fix (a bad URL, a wrong password, a certificate not trusted)
+// ends it at once.
+func openStore(ctx context.Context, cfg configs.Config, stops <-chan os.Signal, log *slog.Logger) storeOpening {
 	failed := func(err error) storeOpening {
 		log.Error("cannot open backend", "backend", redactedURL(cfg.Backend), "err", redactedError(err, cfg.Backend))
 		if errors.Is(err, binlog.ErrLocked) {
@@ -70,35 +69,24 @@ func openStore(ctx context.Context, cfg configs.Config, f *fleet, signals <-chan
 		s, err := retryOpen(octx, open, shared, limit, cfg.Backend, log)
 		done <- result{s, err}
 	}()
-	var draining bool
-	for {
-		select {
-		case r := <-done:
-			switch {
-			case r.err == nil:
-				return storeOpening{store: r.store, draining: draining}
-			case ctx.Err() != nil:
-				log.Info("stop requested while opening the store", "reason", context.Cause(ctx).Error())
-				return storeOpening{exit: exitOK}
-			}
-			return failed(r.err)
-		case sig := <-signals:
-			switch sig {
-			case syscall.SIGUSR1:
-				draining = true
-				log.Info("draining: put will answer DRAINING once serving begins")
-			case syscall.SIGHUP:
-				f.reload()
-			default:
-				log.Info("stop requested while opening the store", "signal", sig.String())
-				cancel()
-				if r := <-done; r.store != nil { // opened just as the signal came
-					_ = r.store.Close()
-				}
-				log.Info("stopped")
-				return storeOpening{exit: exitOK}
-			}
+	select {
+	case r := <-done:
+		switch {
+		case r.err == nil:
+			return storeOpening{store: r.store}
+		case ctx.Err() != nil:
+			log.Info("stop requested while opening the store", "reason", context.Cause(ctx).Error())
+			return storeOpening{exit: exitOK}
 		}
+		return failed(r.err)
+	case sig := <-stops:
+		log.Info("stop requested while opening the store", "signal", sig.String())
+		cancel()
+		if r := <-done; r.store != nil { // opened just as the signal came
+			_ = r.store.Close()
+		}
+		log.Info("stopped")
+		return storeOpening{exit: exitOK}
 	}
 }
 

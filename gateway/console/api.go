@@ -59,10 +59,8 @@ func (c *Console) store(w http.ResponseWriter, r *http.Request) (backend.Backend
 }
 
 func (c *Console) getInfo(w http.ResponseWriter, _ *http.Request) {
-	_, lists := c.backend().(backend.JobLister)
-	_, bulk := c.backend().(backend.BulkEditor)
 	info := Info{Backend: c.opts.Backend, Namespace: c.opts.Namespace, Store: c.opts.Store, Gateway: c.opts.Gateway,
-		Version: c.opts.Version, ReadOnlyReason: c.actionsOff(), Listing: lists && bulk}
+		Version: c.opts.Version, ReadOnlyReason: c.actionsOff()}
 	info.ReadOnly = info.ReadOnlyReason != ""
 	if !info.ReadOnly {
 		info.CSRF = c.csrf // without actions the token serves nothing: not handed out
@@ -111,11 +109,6 @@ func (c *Console) getJobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer cancel()
-	l, ok := b.(backend.JobLister)
-	if !ok {
-		writeError(w, http.StatusNotImplemented, "this store cannot list jobs")
-		return
-	}
 	q := r.URL.Query()
 	st, ok := ParseState(q.Get("state"))
 	if !ok {
@@ -126,7 +119,7 @@ func (c *Console) getJobs(w http.ResponseWriter, r *http.Request) {
 	if limit == 0 {
 		limit = 50
 	}
-	p, err := l.ListJobs(ctx, backend.ListParams{Tube: q.Get("tube"), State: st, After: q.Get("after"), Limit: limit, BodyBytes: previewBytes})
+	p, err := b.ListJobs(ctx, backend.ListParams{Tube: q.Get("tube"), State: st, After: q.Get("after"), Limit: limit, BodyBytes: previewBytes})
 	if err != nil {
 		fail(w, err)
 		return
@@ -160,9 +153,9 @@ func (c *Console) getJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job := jobOf(st, len(j.Body), j.Body)
-	if ht, ok := b.(backend.HolderTeller); ok && st.State == backend.Reserved {
+	if st.State == backend.Reserved {
 		// Best effort: the job page is worth showing without its holder.
-		if s, err := ht.JobHolder(ctx, id); err == nil && s != "" {
+		if s, err := b.JobHolder(ctx, id); err == nil && s != "" {
 			job.Holder, job.HolderGateway = string(s), s.Process()
 			job.HolderHere = c.opts.Gateway != "" && job.HolderGateway == c.opts.Gateway
 		}
@@ -317,38 +310,22 @@ func eachState(states []backend.State, call func(backend.State) (int, error)) (R
 	return Result{N: uint64(total)}, nil
 }
 
-func bulkOf(b backend.Backend) (backend.BulkEditor, error) {
-	e, ok := b.(backend.BulkEditor)
-	if !ok {
-		return nil, badRequest("this store cannot flush or move in bulk")
-	}
-	return e, nil
-}
-
 // postFlush deletes a tube's jobs in batches of bulkBatch; the request's own context bounds the
 // whole (each call is bounded by the store).
 func (c *Console) postFlush(w http.ResponseWriter, r *http.Request) {
 	c.act(w, r, func(_ context.Context, b backend.Backend, a Action) (Result, error) {
-		e, err := bulkOf(b)
-		if err != nil {
-			return Result{}, err
-		}
 		states, err := bulkStates(a.State)
 		if err != nil {
 			return Result{}, err
 		}
 		return eachState(states, func(st backend.State) (int, error) {
-			return backend.DeleteAll(r.Context(), e, a.Tube, st, bulkBatch)
+			return backend.DeleteAll(r.Context(), b, a.Tube, st, bulkBatch)
 		})
 	})
 }
 
 func (c *Console) postMove(w http.ResponseWriter, r *http.Request) {
 	c.act(w, r, func(_ context.Context, b backend.Backend, a Action) (Result, error) {
-		e, err := bulkOf(b)
-		if err != nil {
-			return Result{}, err
-		}
 		if !gateway.ValidTubeName(a.To) {
 			return Result{}, badRequest("to: not a valid tube name")
 		}
@@ -357,7 +334,7 @@ func (c *Console) postMove(w http.ResponseWriter, r *http.Request) {
 			return Result{}, err
 		}
 		return eachState(states, func(st backend.State) (int, error) {
-			return backend.MoveAll(r.Context(), e, a.Tube, a.To, st, bulkBatch)
+			return backend.MoveAll(r.Context(), b, a.Tube, a.To, st, bulkBatch)
 		})
 	})
 }

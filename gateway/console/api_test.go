@@ -257,5 +257,5 @@ func TestInfoNamesStoreGatewayAndVersion(t *testing.T) {
 	var info console.Info
 	require.NoError(t, json.Unmarshal([]byte(body), &info))
 	require.Equal(t, console.Info{Backend: "redis", Namespace: "prefix jobs", Store: "redis://cache:6379/0", Gateway: "0123abcd",
-		Version: "v1.2.3", ReadOnly: true, ReadOnlyReason: info.ReadOnlyReason, Listing: true}, info)
+		Version: "v1.2.3", ReadOnly: true, ReadOnlyReason: info.ReadOnlyReason}, info)
 }

@@ -1,7 +1,7 @@
 // Package console is the web console and its JSON API, served on the ops listener: /ui/ (an
 // embedded single page, no CDN, so it works offline) and /api/ (what the page and `beangate ctl`
-// use). It reads and acts on the store directly, through the Backend seam and its optional
-// JobLister and BulkEditor, so it can list and flush what the protocol can only peek at.
+// use). It reads and acts on the store directly, through the Backend seam, which lists and
+// flushes what the protocol can only peek at.
 package console
 
 import (
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/gateway"
 )
 
 // Options configure the console.
@@ -51,10 +52,10 @@ type Console struct {
 // one-second sampling of the tubes.
 func New(opts Options) *Console {
 	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = 10 * time.Second
+		opts.CallTimeout = gateway.DefaultBackendTimeout
 	}
 	if opts.MaxJobSize <= 0 {
-		opts.MaxJobSize = 65535
+		opts.MaxJobSize = gateway.DefaultMaxJobSize
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
@@ -69,8 +70,7 @@ type opened struct {
 }
 
 // Open gives the console the open store and how many of this process's connections wait on a
-// tube (nil: none counted). store must be the store itself, not a wrapper that hides its
-// optional interfaces (JobLister, BulkEditor).
+// tube (nil: none counted).
 func (c *Console) Open(store backend.Backend, waiting func(tube string) int64) {
 	c.opened.Store(&opened{store: store, waiting: waiting})
 }

@@ -23,8 +23,6 @@ type Info struct {
 	// CSRF is the token every action must carry in the X-CSRF-Token header; empty when
 	// actions are refused.
 	CSRF string `json:"csrf"`
-	// Listing tells whether the store lists jobs and flushes or moves them in bulk.
-	Listing bool `json:"listing"`
 }
 
 // Tube is one tube's figures: its stats-tube, this process's waiting reserves, and the rates
@@ -78,9 +76,8 @@ type Job struct {
 	Kicks    uint32  `json:"kicks"`
 	BodySize int     `json:"body_size"`
 	Body     []byte  `json:"body"` // base64 in JSON
-	// Holder is the session holding a reserved job (job page only, when the store tells:
-	// backend.HolderTeller); HolderGateway is its gateway process, HolderHere whether that is
-	// this gateway.
+	// Holder is the session holding a reserved job (job page only, when the store tells);
+	// HolderGateway is its gateway process, HolderHere whether that is this gateway.
 	Holder        string `json:"holder,omitempty"`
 	HolderGateway string `json:"holder_gateway,omitempty"`
 	HolderHere    bool   `json:"holder_here,omitempty"`

@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/beangate/beangate/backend"
-	"github.com/beangate/beangate/gateway"
 )
 
 // backendOps are the Backend methods measured, in op order; their label is the name.
@@ -16,7 +15,7 @@ var backendOps = []string{
 	"begin_session", "end_session", "use_tube", "watch_tube", "ignore_tube", "put", "reserve",
 	"reserve_wait", "reserve_job", "delete", "release", "bury", "touch", "kick", "kick_job",
 	"peek", "peek_state", "job_stats", "tube_stats", "stats", "list_tubes", "pause_tube", "ping",
-	"ready_ages",
+	"ready_ages", "list_jobs", "delete_jobs", "move_jobs", "job_holder", "import",
 }
 
 const (
@@ -44,6 +43,11 @@ const (
 	opPauseTube
 	opPing      // the readiness probe's
 	opReadyAges // the scrape's, for beangate_store_tube_ready_age_seconds
+	opListJobs  // the console's, as are the four below
+	opDeleteJobs
+	opMoveJobs
+	opJobHolder
+	opImport
 )
 
 // backendCalls holds the per-operation series, resolved once.
@@ -85,15 +89,11 @@ func isAnswer(err error) bool {
 		errors.Is(err, backend.ErrDeadlineSoon) || errors.Is(err, context.Canceled)
 }
 
-// InstrumentBackend wraps b so that every call is measured on reg. The optional interfaces the
-// gateway and the scrape use (gateway.NonBlocking, backend.ReserveStarter, backend.Pinger,
-// backend.ReadyAger) pass through.
+// InstrumentBackend wraps b so that every call into it is measured on reg. A reserve allowed to
+// wait is measured until its outcome, delivered or returned (reserve_wait); one that StartReserve
+// gives up at the caller's Cancel (its client left) is not measured.
 func InstrumentBackend(b backend.Backend, reg prometheus.Registerer) backend.Backend {
-	ib := &instrumented{b: b, m: newBackendCalls(reg)}
-	if rs, ok := b.(backend.ReserveStarter); ok {
-		return &instrumentedStarter{instrumented: ib, rs: rs}
-	}
-	return ib
+	return &instrumented{b: b, m: newBackendCalls(reg)}
 }
 
 type instrumented struct {
@@ -101,34 +101,61 @@ type instrumented struct {
 	m *backendCalls
 }
 
-// NonBlocking passes gateway.NonBlocking through (false when b does not declare it).
-func (i *instrumented) NonBlocking() bool {
-	nb, ok := i.b.(gateway.NonBlocking)
-	return ok && nb.NonBlocking()
-}
+func (i *instrumented) InProcess() bool { return i.b.InProcess() }
 
-// Ping passes backend.Pinger through; a backend without it is always reachable.
 func (i *instrumented) Ping(ctx context.Context) error {
-	if p, ok := i.b.(backend.Pinger); ok {
-		t := time.Now()
-		err := p.Ping(ctx)
-		i.m.done(opPing, t, err)
-		return err
-	}
-	return nil
+	t := time.Now()
+	err := i.b.Ping(ctx)
+	i.m.done(opPing, t, err)
+	return err
 }
 
-// ReadyAges passes backend.ReadyAger through; a backend without it knows no ages.
 func (i *instrumented) ReadyAges(ctx context.Context, tubes []string) (map[string]time.Duration, error) {
-	a, ok := i.b.(backend.ReadyAger)
-	if !ok {
-		return nil, nil
-	}
 	t := time.Now()
-	ages, err := a.ReadyAges(ctx, tubes)
+	ages, err := i.b.ReadyAges(ctx, tubes)
 	i.m.done(opReadyAges, t, err)
 	return ages, err
 }
+
+func (i *instrumented) ListJobs(ctx context.Context, p backend.ListParams) (*backend.JobPage, error) {
+	t := time.Now()
+	page, err := i.b.ListJobs(ctx, p)
+	i.m.done(opListJobs, t, err)
+	return page, err
+}
+
+func (i *instrumented) DeleteJobs(ctx context.Context, tube string, state backend.State, limit int) (int, error) {
+	t := time.Now()
+	n, err := i.b.DeleteJobs(ctx, tube, state, limit)
+	i.m.done(opDeleteJobs, t, err)
+	return n, err
+}
+
+func (i *instrumented) MoveJobs(ctx context.Context, from, to string, state backend.State, limit int) (int, error) {
+	t := time.Now()
+	n, err := i.b.MoveJobs(ctx, from, to, state, limit)
+	i.m.done(opMoveJobs, t, err)
+	return n, err
+}
+
+func (i *instrumented) JobHolder(ctx context.Context, id uint64) (backend.SessionID, error) {
+	t := time.Now()
+	s, err := i.b.JobHolder(ctx, id)
+	i.m.done(opJobHolder, t, err)
+	return s, err
+}
+
+func (i *instrumented) Import(ctx context.Context, jobs []backend.ImportJob) ([]backend.Imported, error) {
+	t := time.Now()
+	out, err := i.b.Import(ctx, jobs)
+	i.m.done(opImport, t, err)
+	return out, err
+}
+
+// BinlogFigures and ObserveBinlogSyncs are not calls into the store's data: they pass through.
+func (i *instrumented) BinlogFigures() (backend.BinlogFigures, bool) { return i.b.BinlogFigures() }
+
+func (i *instrumented) ObserveBinlogSyncs(f func(time.Duration)) { i.b.ObserveBinlogSyncs(f) }
 
 func (i *instrumented) BeginSession(ctx context.Context, s backend.SessionID) error {
 	t := time.Now()
@@ -296,17 +323,15 @@ func (i *instrumented) PauseTube(ctx context.Context, tube string, d time.Durati
 
 func (i *instrumented) Close() error { return i.b.Close() }
 
-// instrumentedStarter adds backend.ReserveStarter: the call is measured until it returns (a
-// wait that follows is the reserve's, measured by beangate_reserve_wait_seconds); a failure
-// delivered later counts as an error of reserve_wait.
-type instrumentedStarter struct {
-	*instrumented
-	rs backend.ReserveStarter
-}
-
-func (i *instrumentedStarter) StartReserve(ctx context.Context, p backend.ReserveParams, deliver func(*backend.Job, error)) (*backend.Job, backend.PendingReserve, error) {
+func (i *instrumented) StartReserve(ctx context.Context, p backend.ReserveParams, deliver func(*backend.Job, error)) (*backend.Job, backend.PendingReserve, error) {
 	t := time.Now()
-	j, pending, err := i.rs.StartReserve(ctx, p, deliver)
-	i.m.done(opReserve, t, err)
+	op := reserveOp(p.Timeout)
+	j, pending, err := i.b.StartReserve(ctx, p, func(j *backend.Job, err error) {
+		i.m.done(op, t, err)
+		deliver(j, err)
+	})
+	if pending == nil {
+		i.m.done(op, t, err)
+	}
 	return j, pending, err
 }

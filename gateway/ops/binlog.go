@@ -11,7 +11,7 @@ import (
 // binlogCollector exports the figures of the store's binlog (the memory store with -b), read at
 // scrape time, and the duration of its fsyncs, observed as they happen.
 type binlogCollector struct {
-	store backend.BinlogReporter
+	store backend.Backend
 }
 
 var (
@@ -26,11 +26,7 @@ var (
 // RegisterBinlog registers the binlog metrics on reg when store keeps a binlog, and reports
 // whether it does.
 func RegisterBinlog(reg prometheus.Registerer, store backend.Backend) bool {
-	br, ok := store.(backend.BinlogReporter)
-	if !ok {
-		return false
-	}
-	if _, on := br.BinlogFigures(); !on {
+	if _, on := store.BinlogFigures(); !on {
 		return false
 	}
 	syncs := prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -38,8 +34,8 @@ func RegisterBinlog(reg prometheus.Registerer, store backend.Backend) bool {
 		Help:    "Time of each binlog fsync round (the files written since the last one, and the directory when files came or went).",
 		Buckets: commandBuckets,
 	})
-	reg.MustRegister(syncs, &binlogCollector{store: br})
-	br.ObserveBinlogSyncs(func(d time.Duration) { syncs.Observe(d.Seconds()) })
+	reg.MustRegister(syncs, &binlogCollector{store: store})
+	store.ObserveBinlogSyncs(func(d time.Duration) { syncs.Observe(d.Seconds()) })
 	return true
 }
 

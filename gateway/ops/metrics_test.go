@@ -20,6 +20,7 @@ import (
 	"github.com/beangate/beangate/gateway"
 	"github.com/beangate/beangate/gateway/gatewaytest"
 	"github.com/beangate/beangate/gateway/ops"
+	"github.com/beangate/beangate/internal/clocktest"
 )
 
 // Every family docs/operations.md lists is on /metrics from the start (the histograms and command
@@ -76,7 +77,7 @@ func TestCommandCountsStartAtZero(t *testing.T) {
 // tube has no ready job.
 func TestTubeReadyAge(t *testing.T) {
 	t.Parallel()
-	clock := backend.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := startOpsServerOn(t, memory.New(memory.Options{Clock: clock}), 100, gateway.Config{})
 	c := gatewaytest.Dial(t, s.addr)
 	c.Do("use jobs\r\n", "USING jobs\r\n")

@@ -101,7 +101,7 @@ func (r *Readiness) StoreAnswered(err error) {
 }
 
 // WatchStore probes p every interval until ctx ends, each probe bounded by interval.
-func (r *Readiness) WatchStore(ctx context.Context, p backend.Pinger, interval time.Duration) {
+func (r *Readiness) WatchStore(ctx context.Context, p backend.Backend, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -109,14 +109,10 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	up = 1
 }
 
-// readyAges exports each tube's ready age, if the store tells them: 0 for a tube without ready
+// readyAges exports each tube's ready age: 0 for a tube without ready
 // jobs, none for a tube whose next job's ready time the store does not know, and none at all
 // when the store fails to answer (beangate_store_up stays about the counts).
 func (c *storeCollector) readyAges(ctx context.Context, ch chan<- prometheus.Metric, stats []*backend.TubeStats) {
-	a, ok := c.store.(backend.ReadyAger)
-	if !ok {
-		return
-	}
 	var names []string
 	for _, ts := range stats {
 		if ts != nil && ts.ReadyJobs > 0 {
@@ -126,7 +122,7 @@ func (c *storeCollector) readyAges(ctx context.Context, ch chan<- prometheus.Met
 	ages := map[string]time.Duration{}
 	if len(names) > 0 {
 		var err error
-		if ages, err = a.ReadyAges(ctx, names); err != nil {
+		if ages, err = c.store.ReadyAges(ctx, names); err != nil {
 			return
 		}
 	}

@@ -101,17 +101,13 @@ func RunNetCut(t *testing.T, s Store, cut *NetCut) {
 // second; 503 once the store has been unreachable for a second here).
 func watchReadiness(t *testing.T, gw Gateway) *ops.Readiness {
 	t.Helper()
-	p, ok := gw.Backend.(backend.Pinger)
-	if !ok {
-		t.Fatalf("the backend of %s has no Ping", gw.Name)
-	}
 	r := ops.NewReadiness(time.Second, slog.New(slog.DiscardHandler))
 	r.SetOpen()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.WatchStore(ctx, p, 500*time.Millisecond)
+		r.WatchStore(ctx, gw.Backend, 500*time.Millisecond)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return r

@@ -1,5 +1,5 @@
 -- 007_imported: the key of every job imported from another store (beangate migrate, see
--- backend.Importer), written in the transaction that stores the job and kept after the job is
+-- backend.Admin.Import), written in the transaction that stores the job and kept after the job is
 -- gone, so that a mover that crashed before deleting the job at its source skips it on its next
 -- run instead of storing it twice.
 CREATE TABLE {{schema}}.imported (

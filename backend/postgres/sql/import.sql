@@ -1,5 +1,5 @@
 -- import: stores jobs from another store with their ids, states, counters and age, each with
--- its key record (backend.Importer); the ids are decided by the caller (import_seen,
+-- its key record (backend.Admin.Import); the ids are decided by the caller (import_seen,
 -- import_taken, import_ids in the same transaction). Buried jobs go to the end of their tube's
 -- buried list in input order. Tubes that got ready jobs are announced to every gateway.
 -- $1 now (NULL: database clock), $2 keys, $3 ids, $4 tubes, $5 states (1 ready, 2 delayed,

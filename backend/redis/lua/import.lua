@@ -1,4 +1,4 @@
--- import: store jobs from another store with their identity (backend.Importer), each with its
+-- import: store jobs from another store with their identity (backend.Admin.Import), each with its
 -- key record in B:imported (key -> id), which outlives the job: a key seen before is skipped.
 -- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = floor (see raise_ids)

@@ -355,11 +355,6 @@ func (c *DestCheck) postgres(ctx context.Context, to string, src Source) error {
 
 // store compares a beangate store's jobs with the source's.
 func (c *DestCheck) store(ctx context.Context, b backend.Backend, src Source) error {
-	lister, ok := b.(backend.JobLister)
-	if !ok {
-		c.Unchecked = "the store cannot list its jobs"
-		return nil
-	}
 	var dest []JobRef
 	tubes, err := b.ListTubes(ctx)
 	if err != nil {
@@ -369,7 +364,7 @@ func (c *DestCheck) store(ctx context.Context, b backend.Backend, src Source) er
 		for _, st := range []backend.State{backend.Ready, backend.Reserved, backend.Delayed, backend.Buried} {
 			p := backend.ListParams{Tube: t, State: st, Limit: backend.MaxListLimit}
 			for {
-				page, err := lister.ListJobs(ctx, p)
+				page, err := b.ListJobs(ctx, p)
 				if errors.Is(err, backend.ErrNotFound) {
 					break // the tube went meanwhile
 				}

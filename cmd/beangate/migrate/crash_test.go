@@ -46,8 +46,7 @@ func TestMoverProcess(t *testing.T) {
 		}
 	}
 	require.NoError(t, err)
-	dst, err := NewStoreDest(b)
-	require.NoError(t, err)
+	dst := NewStoreDest(b)
 	_, err = Run(ctx, src, dst, Options{Batch: 7, Log: testLog(t)})
 	require.NoError(t, err)
 	require.NoError(t, dst.Close())

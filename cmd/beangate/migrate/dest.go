@@ -23,37 +23,23 @@ type Destination interface {
 	Close() error
 }
 
-// storeDest is a beangate store: a backend with an Importer.
+// storeDest is a beangate store, which imports.
 type storeDest struct {
 	b        backend.Backend
-	im       backend.Importer
 	noPause  bool     // a binlog directory: beanstalkd's format keeps no pauses
 	unpaused []string // tubes it could not pause
 }
 
 // NewStoreDest makes a destination of a beangate store.
-func NewStoreDest(b backend.Backend) (Destination, error) {
-	im, ok := b.(backend.Importer)
-	if !ok {
-		return nil, fmt.Errorf("the store %T cannot import jobs", b)
-	}
-	return &storeDest{b: b, im: im}, nil
-}
+func NewStoreDest(b backend.Backend) Destination { return &storeDest{b: b} }
 
 // NewBinlogDest makes a destination of the memory store on a binlog directory, which a server
 // will serve later: a pause would not outlive this process (the binlog format has no record of
 // pauses), so it is reported instead.
-func NewBinlogDest(b backend.Backend) (Destination, error) {
-	d, err := NewStoreDest(b)
-	if err != nil {
-		return nil, err
-	}
-	d.(*storeDest).noPause = true
-	return d, nil
-}
+func NewBinlogDest(b backend.Backend) Destination { return &storeDest{b: b, noPause: true} }
 
 func (d *storeDest) Import(ctx context.Context, jobs []backend.ImportJob) ([]backend.Imported, error) {
-	return d.im.Import(ctx, jobs)
+	return d.b.Import(ctx, jobs)
 }
 
 func (d *storeDest) PauseTube(ctx context.Context, tube string, p time.Duration) error {

@@ -25,8 +25,7 @@ func TestFollowUnderLoad(t *testing.T) {
 	src := gatewaytest.StartBeanstalkd(t, gatewaytest.DebianBeanstalkd(t), 0)
 	store := memory.New(memory.Options{})
 	gw, _ := gatewaytest.StartServer(t, store, gateway.Config{})
-	dst, err := NewStoreDest(store)
-	require.NoError(t, err)
+	dst := NewStoreDest(store)
 
 	// t0 and t1 are in use before the mover starts (a client watches them); "late" is not.
 	keep := testConn(t, src)

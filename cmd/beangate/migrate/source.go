@@ -1,6 +1,6 @@
 // Package migrate moves jobs off a beanstalkd — a running one over the protocol, or a stopped
 // one's binlog directory — into a beangate store, exactly once: each job is imported with a key
-// naming it at its source (backend.Importer records it atomically with the job), and deleted at
+// naming it at its source (the store's Import records it atomically with the job), and deleted at
 // the source only after the destination has committed it, so a mover killed at any point and
 // run again skips what it had imported and deletes it then.
 package migrate

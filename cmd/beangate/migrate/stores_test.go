@@ -35,15 +35,10 @@ type store struct {
 // dest opens the store as a destination.
 func (s store) dest(t testing.TB) Destination {
 	t.Helper()
-	var d Destination
-	var err error
 	if s.name == "binlog" {
-		d, err = NewBinlogDest(s.open(t))
-	} else {
-		d, err = NewStoreDest(s.open(t))
+		return NewBinlogDest(s.open(t))
 	}
-	require.NoError(t, err)
-	return d
+	return NewStoreDest(s.open(t))
 }
 
 func env(k, def string) string {

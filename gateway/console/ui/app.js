@@ -306,7 +306,7 @@ function updateJobRow(tr, j) {
 async function loadTube(r) {
   const [t, page] = await Promise.all([
     api('tube?name=' + encodeURIComponent(r.tube)),
-    S.info.listing ? api(`jobs?tube=${encodeURIComponent(r.tube)}&state=${r.state}&limit=20&after=${encodeURIComponent(S.cursors[S.cursors.length - 1])}`) : Promise.resolve({ jobs: [] }),
+    api(`jobs?tube=${encodeURIComponent(r.tube)}&state=${r.state}&limit=20&after=${encodeURIComponent(S.cursors[S.cursors.length - 1])}`),
   ]);
   const hist = await api('history?tube=' + encodeURIComponent(r.tube)).catch(() => null);
   return { t, page, hist };
@@ -321,7 +321,6 @@ function drawTube(r, { t, page, hist }) {
     <h2>Jobs</h2>
     <div class="bar"><span class="tabs">${['ready', 'delayed', 'reserved', 'buried'].map(s => `<button data-state="${s}"></button>`).join('')}</span>
       <label>body as ${previewSelect}</label></div>
-    ${S.info.listing ? '' : '<p class="muted">This store cannot list jobs.</p>'}
     <table id="jobs"><thead><tr><th>id</th><th class="num">pri</th><th class="num">age</th><th class="num">time left</th>
       <th class="num">size</th><th>body</th><th></th></tr></thead><tbody></tbody></table>
     <div class="bar"><button id="first">First page</button>

@@ -1,6 +1,6 @@
-// Package rawconn wraps a store's connection (Redis, PostgreSQL) so that its reads and writes
-// are read(2) and write(2) on the non-blocking socket made without the runtime's system-call
-// bookkeeping, as the gateway's client sockets are (gateway/sockio.go).
+// Package rawconn makes socket reads and writes read(2) and write(2) on the non-blocking socket
+// without the runtime's system-call bookkeeping: Wrap does it for a store's connection (Redis,
+// PostgreSQL), ReadNow and WriteNow for the gateway's client sockets (gateway/sockio.go).
 //
 // Why: when every P has been idle, the runtime's monitor thread (sysmon) sleeps deeply, and the
 // first bookkept system call wakes it; it then polls every 20 µs for a millisecond before it

@@ -1,37 +1,43 @@
-package backend
+// Package clocktest has a backend.Clock for tests: it moves only when told to, so that cases
+// about delays, timeouts and TTRs run in milliseconds and never race the wall clock.
+package clocktest
 
 import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/beangate/beangate/backend"
 )
 
-// FakeClock is a Clock that moves only when told to, for tests. Timers due at or before the new
+// Fake is a backend.Clock that moves only when told to. Timers due at or before the new
 // time fire, in order of due time, when Advance is called.
-type FakeClock struct {
+type Fake struct {
 	mu     sync.Mutex
 	now    time.Time
 	timers []*fakeTimer
 }
 
-// NewFakeClock returns a FakeClock set at start.
-func NewFakeClock(start time.Time) *FakeClock { return &FakeClock{now: start} }
+// NewFake returns a Fake set at start.
+func NewFake(start time.Time) *Fake { return &Fake{now: start} }
+
+var _ backend.Clock = (*Fake)(nil)
 
 type fakeTimer struct {
-	clock *FakeClock
+	clock *Fake
 	at    time.Time
 	f     func()
 }
 
 // Now returns the fake time.
-func (c *FakeClock) Now() time.Time {
+func (c *Fake) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
 // AfterFunc schedules f for d after the fake now; d <= 0 fires at once (in a goroutine).
-func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
+func (c *Fake) AfterFunc(d time.Duration, f func()) backend.Timer {
 	c.mu.Lock()
 	t := &fakeTimer{clock: c, at: c.now.Add(d), f: f}
 	if d <= 0 {
@@ -59,7 +65,7 @@ func (t *fakeTimer) Stop() bool {
 }
 
 // Advance moves the clock forward by d and fires every timer now due, each in its own goroutine.
-func (c *FakeClock) Advance(d time.Duration) {
+func (c *Fake) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	var due []*fakeTimer
@@ -81,7 +87,7 @@ func (c *FakeClock) Advance(d time.Duration) {
 
 // Pending reports how many timers are waiting; tests use it to know a reserve has started
 // waiting before they advance the clock.
-func (c *FakeClock) Pending() int {
+func (c *Fake) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.timers)
@@ -90,7 +96,7 @@ func (c *FakeClock) Pending() int {
 // AdvanceUntil advances c by step, up to n times, until ch yields, giving ch up to wait in real
 // time after each step; ok is false if it never did. Stepping covers news that reaches the
 // waiter before or after an advance (a waiter re-arming its timer for a sooner time, say).
-func AdvanceUntil[T any](c *FakeClock, ch <-chan T, step time.Duration, n int, wait time.Duration) (v T, ok bool) {
+func AdvanceUntil[T any](c *Fake, ch <-chan T, step time.Duration, n int, wait time.Duration) (v T, ok bool) {
 	for range n {
 		c.Advance(step)
 		select {

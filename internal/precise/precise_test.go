@@ -1,4 +1,4 @@
-package backend
+package precise
 
 import (
 	"testing"
@@ -7,14 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// SystemClock.AfterFunc arms the runtime's timer early and sleeps the rest: f must still never
+// AfterFunc arms the runtime's timer early and sleeps the rest: f must still never
 // run before its time.
-func TestSystemClockAfterFuncNeverFiresEarly(t *testing.T) {
+func TestAfterFuncNeverFiresEarly(t *testing.T) {
 	t.Parallel()
 	for _, d := range []time.Duration{0, 100 * time.Microsecond, timerLead, timerLead + 300*time.Microsecond, 5 * time.Millisecond} {
 		start := time.Now()
 		fired := make(chan time.Time, 1)
-		SystemClock{}.AfterFunc(d, func() { fired <- time.Now() })
+		AfterFunc(d, func() { fired <- time.Now() })
 		select {
 		case at := <-fired:
 			require.GreaterOrEqual(t, at.Sub(start), d, "fired early for %v", d)

@@ -1,45 +1,30 @@
 package gateway
 
 import (
+	"context"
 	"sync"
 	"time"
 
 	"github.com/beangate/beangate/backend"
 )
 
-// startReserve is reserve's path for a backend.ReserveStarter. If the backend has no answer at
-// once, the wait runs on the connection's own goroutine, which watches the socket for a hang-up
-// (bytes the client sends meanwhile are kept for the commands that follow), and the outcome is
-// delivered on the goroutine that decides it — usually a producer's, inside its put. A job is
-// answered from there, with one non-blocking socket write: the waiting client's RESERVED does
-// not wait for this connection's goroutine to be scheduled, and that goroutine is not woken at
-// all unless it has something left to do. answered reports that the reply has been made (by
-// either goroutine); an immediate answer and errors are left to reserve.
-func (c *conn) startReserve(rs backend.ReserveStarter, params backend.ReserveParams, timeout time.Duration) (job *backend.Job, answered bool, err error) {
-	if c.waiting == nil {
-		c.waiting = &waitingReserve{c: c, decided: make(chan struct{}, 1)}
-		c.waiting.deliverFn = c.waiting.deliver
-	}
-	params.Timeout = timeout
-	job, pending, err := rs.StartReserve(c.ctx, params, c.waiting.deliverFn)
-	if pending == nil {
-		return job, false, err
-	}
-	job, answered, err = c.waiting.await(pending)
-	if err == nil && !answered {
-		c.sendReserved(job)
-		answered = true
-	}
-	return job, answered, err
-}
-
 // aLongTimeAgo is a read deadline that has passed: setting it ends a socket wait at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
 // waitingReserve hands a waiting reserve's outcome from the goroutine that decides it to the
 // connection. It is reused by the connection's successive waits.
+//
+// The wait runs on the connection's own goroutine, which watches the socket for a hang-up (bytes
+// the client sends meanwhile are kept for the commands that follow), and the outcome is
+// delivered on the goroutine that decides it: a producer's inside its put, or one of the
+// store's own. A job is answered from there, with one non-blocking socket write: the waiting
+// client's RESERVED does not wait for this connection's goroutine to be scheduled, and that
+// goroutine is not woken at all unless it has something left to do. A connection without a
+// RawConn (TLS) can be neither written to without blocking nor watched by its own goroutine
+// while that waits: a goroutine of its own watches it, and the connection's goroutine answers.
 type waitingReserve struct {
 	c         *conn
+	answers   bool                      // deliver answers a job itself: the connection has a RawConn
 	deliverFn func(*backend.Job, error) // deliver, made once
 	decided   chan struct{}             // one token per delivered outcome
 
@@ -54,14 +39,24 @@ type waitingReserve struct {
 	needWake bool      // that goroutine must be woken when the outcome is in: it holds unread commands
 }
 
-// deliver is the backend's callback with the outcome. While armed it answers a job itself, and
-// it wakes the connection's goroutine only when that has work: an error to answer, a reply
-// the socket did not take whole, or commands the client sent meanwhile.
+func newWaitingReserve(c *conn) *waitingReserve {
+	w := &waitingReserve{c: c, answers: c.raw.rc != nil, decided: make(chan struct{}, 1)}
+	w.deliverFn = w.deliver
+	return w
+}
+
+// deliver is the backend's callback with the outcome. While armed, on a connection it answers
+// (a RawConn), it answers a job itself, and it wakes the connection's goroutine only when that
+// has work: an error to answer, a reply the socket did not take whole, or commands the client
+// sent meanwhile.
 func (w *waitingReserve) deliver(job *backend.Job, err error) {
 	c := w.c
 	w.mu.Lock()
 	w.done, w.job, w.err = true, job, err
-	if w.armed {
+	if w.armed && !w.answers {
+		w.armed = false
+		c.srv.stats.endWaiting(c.watch)
+	} else if w.armed {
 		w.armed = false
 		if err == nil {
 			w.took = true
@@ -98,6 +93,9 @@ func (w *waitingReserve) await(pending backend.PendingReserve) (*backend.Job, bo
 	if !flushed {
 		return w.cancel(pending, errHangup)
 	}
+	if !w.answers {
+		return w.awaitWatched(pending)
+	}
 	for {
 		w.mu.Lock()
 		if w.done {
@@ -133,11 +131,36 @@ func (w *waitingReserve) cancel(pending backend.PendingReserve, err error) (*bac
 	return nil, false, err
 }
 
-// finish waits for the delivered outcome, returns it and readies the hand-over for the next
-// wait. took reports that deliver answered RESERVED; whatever of it the socket did not take is
-// written now.
+// awaitWatched is await for a connection without a RawConn: a goroutine of its own watches the
+// socket for a hang-up until the outcome is in, and a job is answered here.
+func (w *waitingReserve) awaitWatched(pending backend.PendingReserve) (*backend.Job, bool, error) {
+	c := w.c
+	ctx, hangup := context.WithCancelCause(c.ctx)
+	defer hangup(nil)
+	stop := c.watchHangup(hangup)
+	select {
+	case <-w.decided:
+		job, _, err := w.take()
+		if err == nil {
+			c.sendReserved(job) // before the watch stops: its stop costs a read-deadline round trip
+		}
+		stop()
+		return job, err == nil, err
+	case <-ctx.Done():
+		stop()
+		return w.cancel(pending, context.Cause(ctx))
+	}
+}
+
+// finish waits for the delivered outcome and takes it (see take).
 func (w *waitingReserve) finish() (*backend.Job, bool, error) {
 	<-w.decided
+	return w.take()
+}
+
+// take returns the delivered outcome and readies the hand-over for the next wait. took reports
+// that deliver answered RESERVED; whatever of it the socket did not take is written now.
+func (w *waitingReserve) take() (*backend.Job, bool, error) {
 	c := w.c
 	w.mu.Lock()
 	job, err, took, woken := w.job, w.err, w.took, w.woken
