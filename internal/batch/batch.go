@@ -144,19 +144,64 @@ func (b *Batcher[T, R]) DoSent(ctx context.Context, item T) (R, time.Time, error
 		var zero R
 		return zero, time.Time{}, err
 	}
-	c := &call[T, R]{ctx: ctx, item: item, wake: make(chan struct{}, 2)}
-	if b.cfg.Size != nil {
-		c.size = b.cfg.Size(item)
-	}
-	c.due = time.Now().Add(b.cfg.Timeout)
-	b.mu.Lock()
-	if b.closed {
-		b.mu.Unlock()
+	c := b.newCall(ctx, item, time.Now())
+	if !b.enqueue(c) {
 		var zero R
 		return zero, time.Time{}, ErrClosed
 	}
-	c.queued = true
-	b.queue = append(b.queue, c)
+	return b.await(ctx, c)
+}
+
+// DoAll runs items as that many calls of Do in turn would, but queued at once, in order: they go
+// out together in one batch, or in consecutive ones beyond MaxCalls. res[i] and errs[i] (as
+// long as items) get each one's result or error, with Do's rules for a context that ends.
+func (b *Batcher[T, R]) DoAll(ctx context.Context, items []T, res []R, errs []error) {
+	fail := func(err error) {
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		fail(err)
+		return
+	}
+	now := time.Now()
+	calls := make([]*call[T, R], len(items))
+	for i, item := range items {
+		calls[i] = b.newCall(ctx, item, now)
+	}
+	if !b.enqueue(calls...) {
+		fail(ErrClosed)
+		return
+	}
+	// In order: a later call made leader waits (its signal kept) until its turn, and by then
+	// every earlier one has been sent or leads itself, since a slot goes to the first call
+	// queued.
+	for i, c := range calls {
+		res[i], _, errs[i] = b.await(ctx, c)
+	}
+}
+
+func (b *Batcher[T, R]) newCall(ctx context.Context, item T, now time.Time) *call[T, R] {
+	c := &call[T, R]{ctx: ctx, item: item, due: now.Add(b.cfg.Timeout), wake: make(chan struct{}, 2)}
+	if b.cfg.Size != nil {
+		c.size = b.cfg.Size(item)
+	}
+	return c
+}
+
+// enqueue queues calls, in order, and sends a batch of them at once if the queue may go out
+// now; false if the Batcher is stopped.
+func (b *Batcher[T, R]) enqueue(calls ...*call[T, R]) bool {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return false
+	}
+	for _, c := range calls {
+		c.queued = true
+	}
+	b.queue = append(b.queue, calls...)
 	lead := b.mayLeadLocked()
 	if lead {
 		b.inFlight++
@@ -165,6 +210,12 @@ func (b *Batcher[T, R]) DoSent(ctx context.Context, item T) (R, time.Time, error
 	if lead {
 		b.send()
 	}
+	return true
+}
+
+// await waits for queued call c's result, leading a batch whenever it is handed a slot; a call
+// whose context ends while it is queued is withdrawn (see the package doc).
+func (b *Batcher[T, R]) await(ctx context.Context, c *call[T, R]) (R, time.Time, error) {
 	done := ctx.Done()
 	for {
 		select {

@@ -460,3 +460,76 @@ func TestDoSentReportsWhenSent(t *testing.T) {
 func TestNewRefusesNoTimeout(t *testing.T) {
 	require.Panics(t, func() { New(Config[int, int]{Exec: double}) })
 }
+
+// DoAll's items go out together and in order, in batches of at most MaxCalls, each answered on
+// its own.
+func TestDoAllKeepsOrderInFewBatches(t *testing.T) {
+	var mu sync.Mutex
+	var batches [][]int
+	exec := func(ctx context.Context, items, results []int) error {
+		mu.Lock()
+		batches = append(batches, slices.Clone(items))
+		mu.Unlock()
+		return double(ctx, items, results)
+	}
+	b := New(Config[int, int]{Exec: exec, MaxCalls: 5, Timeout: 10 * time.Second})
+	items := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	res := make([]int, len(items))
+	errs := make([]error, len(items))
+	b.DoAll(context.Background(), items, res, errs)
+	for i, v := range items {
+		require.NoError(t, errs[i])
+		require.Equal(t, 2*v, res[i])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, [][]int{{1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}, {11, 12}}, batches)
+}
+
+// DoAll behind a batch in flight: its items queue, and when its context ends the ones still
+// queued are withdrawn while those sent are answered.
+func TestDoAllWithdrawsWhatIsStillQueued(t *testing.T) {
+	first, second := newGate(1), newGate(10)
+	exec := func(ctx context.Context, items, results []int) error {
+		if items[0] == 1 {
+			return first.exec(ctx, items, results)
+		}
+		return second.exec(ctx, items, results)
+	}
+	b := New(Config[int, int]{Exec: exec, MaxCalls: 2, Timeout: 10 * time.Second})
+	one := doAsync(b, context.Background(), 1)
+	<-first.running
+	ctx, cancel := context.WithCancel(context.Background())
+	items := []int{10, 11, 12, 13}
+	res := make([]int, len(items))
+	errs := make([]error, len(items))
+	done := make(chan struct{})
+	go func() {
+		b.DoAll(ctx, items, res, errs)
+		close(done)
+	}()
+	waitQueued(t, b, 4)
+	close(first.release)
+	require.Equal(t, result{2, nil}, <-one)
+	<-second.running // {10, 11} is out; {12, 13} waits for it
+	cancel()
+	close(second.release)
+	<-done
+	require.Equal(t, []int{20, 22, 0, 0}, res)
+	require.Equal(t, []error{nil, nil, context.Canceled, context.Canceled}, errs)
+	require.False(t, second.saw(12))
+	require.False(t, second.saw(13))
+}
+
+// DoAll on a stopped Batcher, or with an ended context, fails every item at once.
+func TestDoAllRefused(t *testing.T) {
+	b := New(Config[int, int]{Exec: double, MaxCalls: 5, Timeout: 10 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	errs := make([]error, 2)
+	b.DoAll(ctx, []int{1, 2}, make([]int, 2), errs)
+	require.Equal(t, []error{context.Canceled, context.Canceled}, errs)
+	b.Stop()
+	b.DoAll(context.Background(), []int{1, 2}, make([]int, 2), errs)
+	require.Equal(t, []error{ErrClosed, ErrClosed}, errs)
+}
