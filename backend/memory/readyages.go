@@ -7,7 +7,7 @@ import (
 
 // ReadyAges implements backend.ReadyAger: the ready time of each tube's first ready job.
 func (b *Backend) ReadyAges(ctx context.Context, tubes []string) (map[string]time.Duration, error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "ready ages")
 	if err != nil {
 		return nil, err
 	}
