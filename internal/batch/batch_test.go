@@ -47,6 +47,17 @@ func (g *gate) exec(ctx context.Context, items, results []int) error {
 	return double(ctx, items, results)
 }
 
+// behind is an Exec that runs the batch holding first's item through first and every other one
+// through rest: a test holds one batch while calls queue up behind it.
+func behind(first *gate, rest func(ctx context.Context, items, results []int) error) func(ctx context.Context, items, results []int) error {
+	return func(ctx context.Context, items, results []int) error {
+		if slices.Contains(items, first.held) {
+			return first.exec(ctx, items, results)
+		}
+		return rest(ctx, items, results)
+	}
+}
+
 func (g *gate) saw(item int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -294,13 +305,7 @@ func TestCancellation(t *testing.T) {
 	})
 	t.Run("a queued call sent in a batch gets its result after its context ended", func(t *testing.T) {
 		hold, g := newGate(1), newGate(2)
-		exec := func(ctx context.Context, items, results []int) error {
-			if slices.Contains(items, 1) {
-				return hold.exec(ctx, items, results)
-			}
-			return g.exec(ctx, items, results)
-		}
-		b := New(Config[int, int]{Exec: exec, MaxCalls: 10, Timeout: 10 * time.Second})
+		b := New(Config[int, int]{Exec: behind(hold, g.exec), MaxCalls: 10, Timeout: 10 * time.Second})
 		first := doAsync(b, context.Background(), 1)
 		<-hold.running
 		ctx, cancel := context.WithCancel(context.Background())
@@ -373,13 +378,10 @@ func TestBatchContextEndsAtTheEarliestDueTime(t *testing.T) {
 func TestBatchErrorReachesEveryCall(t *testing.T) {
 	boom := errors.New("boom")
 	g := newGate(1)
-	b := New(Config[int, int]{Exec: func(ctx context.Context, items, results []int) error {
-		if items[0] == 1 {
-			return g.exec(ctx, items, results)
-		}
+	b := New(Config[int, int]{Exec: behind(g, func(_ context.Context, _, results []int) error {
 		results[0] = 99 // set, but the batch failed
 		return boom
-	}, MaxCalls: 10, Timeout: 10 * time.Second})
+	}), MaxCalls: 10, Timeout: 10 * time.Second})
 	first := doAsync(b, context.Background(), 1)
 	<-g.running
 	second, third := doAsync(b, context.Background(), 2), doAsync(b, context.Background(), 3)
@@ -490,13 +492,7 @@ func TestDoAllKeepsOrderInFewBatches(t *testing.T) {
 // queued are withdrawn while those sent are answered.
 func TestDoAllWithdrawsWhatIsStillQueued(t *testing.T) {
 	first, second := newGate(1), newGate(10)
-	exec := func(ctx context.Context, items, results []int) error {
-		if items[0] == 1 {
-			return first.exec(ctx, items, results)
-		}
-		return second.exec(ctx, items, results)
-	}
-	b := New(Config[int, int]{Exec: exec, MaxCalls: 2, Timeout: 10 * time.Second})
+	b := New(Config[int, int]{Exec: behind(first, second.exec), MaxCalls: 2, Timeout: 10 * time.Second})
 	one := doAsync(b, context.Background(), 1)
 	<-first.running
 	ctx, cancel := context.WithCancel(context.Background())
