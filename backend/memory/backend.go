@@ -29,8 +29,19 @@ type Options struct {
 	Binlog *binlog.Options
 }
 
-// ErrClosed is returned by every call made after Close.
-var ErrClosed = errors.New("memory: backend closed")
+// ErrClosed is what every call made after Close fails with (wrapped: errors.Is finds it).
+var ErrClosed = errors.New("backend closed")
+
+// opErr is the one translation of the errors the Backend produces (the binlog's, a caller's
+// context ending, ErrClosed) into what it returns: sentinels of package backend as they are,
+// anything else wrapped as "memory: <op>: <cause>", which the gateway answers INTERNAL_ERROR.
+// Only the error path pays for it.
+func opErr(op string, err error) error {
+	if err == nil || errors.Is(err, backend.ErrNotFound) || errors.Is(err, backend.ErrOutOfMemory) {
+		return err
+	}
+	return fmt.Errorf("memory: %s: %w", op, err)
+}
 
 // Backend is the in-memory store. Use New.
 type Backend struct {
@@ -99,18 +110,18 @@ func Open(opts Options) (*Backend, error) {
 	sink := newReplaySink(b)
 	wal, maxID, err := binlog.Open(*opts.Binlog, sink)
 	if err != nil {
-		return nil, err
+		return nil, opErr("open", err)
 	}
 	b.wal = wal
 	if err := sink.finishLocked(b.clock.Now(), maxID); err != nil {
 		b.wal = nil
 		_ = wal.Close()
-		return nil, err
+		return nil, opErr("open", err)
 	}
 	if b.keys, err = openKeyFile(wal.Dir(), b.imported); err != nil {
 		b.wal = nil
 		_ = wal.Close()
-		return nil, err
+		return nil, opErr("open", err)
 	}
 	return b, nil
 }
@@ -145,16 +156,16 @@ func (b *Backend) InProcess() bool { return true }
 // Ping answers nil: a store in the process is always reachable.
 func (b *Backend) Ping(context.Context) error { return nil }
 
-// begin starts an operation: it takes the lock and applies every event due by now. On error the
+// begin starts operation op: it takes the lock and applies every event due by now. On error the
 // lock is not held.
-func (b *Backend) begin(ctx context.Context) (time.Time, error) {
+func (b *Backend) begin(ctx context.Context, op string) (time.Time, error) {
 	if err := ctx.Err(); err != nil {
-		return time.Time{}, err
+		return time.Time{}, opErr(op, err)
 	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return time.Time{}, ErrClosed
+		return time.Time{}, opErr(op, ErrClosed)
 	}
 	now := b.clock.Now()
 	b.applyDueLocked(now)
@@ -197,17 +208,17 @@ func (s *session) unwatchAt(i int) {
 	s.watching = s.watching[:last]
 }
 
-func (b *Backend) sessionLocked(id backend.SessionID) (*session, error) {
+func (b *Backend) sessionLocked(op string, id backend.SessionID) (*session, error) {
 	s := b.sessions[id]
 	if s == nil {
-		return nil, fmt.Errorf("memory: unknown session %q (BeginSession not called)", id)
+		return nil, opErr(op, fmt.Errorf("unknown session %q (BeginSession not called)", id))
 	}
 	return s, nil
 }
 
 // BeginSession registers s, using and watching the default tube.
 func (b *Backend) BeginSession(ctx context.Context, id backend.SessionID) error {
-	_, err := b.begin(ctx)
+	_, err := b.begin(ctx, "begin session")
 	if err != nil {
 		return err
 	}
@@ -231,7 +242,7 @@ func (b *Backend) BeginSession(ctx context.Context, id backend.SessionID) error 
 // EndSession returns the session's reserved jobs to ready with their counters unchanged, stops
 // its waiting reserve and drops its tube references.
 func (b *Backend) EndSession(ctx context.Context, id backend.SessionID) error {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "end session")
 	if err != nil {
 		return err
 	}
@@ -287,7 +298,7 @@ func (b *Backend) Close() error {
 	b.timerGen++
 	for _, s := range b.sessions {
 		for w := range s.waiters {
-			b.finishWaiterLocked(w, nil, ErrClosed)
+			b.finishWaiterLocked(w, nil, opErr("reserve", ErrClosed))
 		}
 	}
 	if b.keys != nil {

@@ -8,7 +8,7 @@ import (
 
 // JobHolder tells the reserved job's owner session.
 func (b *Backend) JobHolder(ctx context.Context, id uint64) (backend.SessionID, error) {
-	if _, err := b.begin(ctx); err != nil { // begin applies time: an expired reservation is ready
+	if _, err := b.begin(ctx, "job-holder"); err != nil { // begin applies time: an expired reservation is ready
 		return "", err
 	}
 	defer b.end()

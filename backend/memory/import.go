@@ -15,7 +15,7 @@ func (b *Backend) Import(ctx context.Context, jobs []backend.ImportJob) ([]backe
 	out, added, err := b.importJobs(ctx, jobs)
 	if len(added) > 0 && b.keys != nil {
 		if kerr := b.keys.append(added); kerr != nil && err == nil {
-			err = kerr
+			err = opErr("import", kerr)
 		}
 	}
 	if err != nil {
@@ -27,11 +27,11 @@ func (b *Backend) Import(ctx context.Context, jobs []backend.ImportJob) ([]backe
 // importJobs places the jobs under the lock and commits their records; it returns the keys it
 // recorded, for the key file.
 func (b *Backend) importJobs(ctx context.Context, jobs []backend.ImportJob) (out []backend.Imported, added []keyRecord, err error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "import")
 	if err != nil {
 		return nil, nil, err
 	}
-	defer b.endWrite(&err)
+	defer b.endWrite("import", &err)
 	out = make([]backend.Imported, 0, len(jobs))
 	for i := range jobs {
 		ij := &jobs[i]

@@ -180,11 +180,11 @@ func (b *Backend) PutBatch(ctx context.Context, ps []backend.PutParams) []backen
 
 // Put stores a new job in p.Tube.
 func (b *Backend) Put(ctx context.Context, p backend.PutParams) (id uint64, err error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "put")
 	if err != nil {
 		return 0, err
 	}
-	defer b.endWrite(&err)
+	defer b.endWrite("put", &err)
 	if err := b.walReserveLocked(binlog.FullSize(len(p.Tube), len(p.Body)) + walUpdateSize); err != nil {
 		return 0, err
 	}
@@ -219,12 +219,12 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (id uint64, err 
 
 // ReserveJob reserves job id for s if it is ready, delayed or buried.
 func (b *Backend) ReserveJob(ctx context.Context, sid backend.SessionID, id uint64) (*backend.Job, error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "reserve-job")
 	if err != nil {
 		return nil, err
 	}
 	defer b.end()
-	s, err := b.sessionLocked(sid)
+	s, err := b.sessionLocked("reserve-job", sid)
 	if err != nil {
 		return nil, err
 	}
@@ -239,10 +239,10 @@ func (b *Backend) ReserveJob(ctx context.Context, sid backend.SessionID, id uint
 
 // Delete removes job id unless another session holds it.
 func (b *Backend) Delete(ctx context.Context, sid backend.SessionID, id uint64) (err error) {
-	if _, err := b.begin(ctx); err != nil {
+	if _, err := b.begin(ctx, "delete"); err != nil {
 		return err
 	}
-	defer b.endWrite(&err)
+	defer b.endWrite("delete", &err)
 	j := b.jobs.Get(id)
 	if j == nil || (j.state == jobReserved && j.owner.id != sid) {
 		return backend.ErrNotFound
@@ -256,11 +256,11 @@ func (b *Backend) Delete(ctx context.Context, sid backend.SessionID, id uint64) 
 
 // Release returns a job reserved by p.Session to ready or delayed.
 func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) (err error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "release")
 	if err != nil {
 		return err
 	}
-	defer b.endWrite(&err)
+	defer b.endWrite("release", &err)
 	j, err := b.reservedBy(p.Session, p.ID)
 	if err != nil {
 		return err
@@ -286,10 +286,10 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) (err err
 
 // Bury moves a job reserved by s to the end of its tube's buried list.
 func (b *Backend) Bury(ctx context.Context, sid backend.SessionID, id uint64, priority uint32) (err error) {
-	if _, err := b.begin(ctx); err != nil {
+	if _, err := b.begin(ctx, "bury"); err != nil {
 		return err
 	}
-	defer b.endWrite(&err)
+	defer b.endWrite("bury", &err)
 	j, err := b.reservedBy(sid, id)
 	if err != nil {
 		return err
@@ -307,7 +307,7 @@ func (b *Backend) Bury(ctx context.Context, sid backend.SessionID, id uint64, pr
 
 // Touch restarts the TTR of a job reserved by s.
 func (b *Backend) Touch(ctx context.Context, sid backend.SessionID, id uint64) error {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "touch")
 	if err != nil {
 		return err
 	}
@@ -325,11 +325,11 @@ func (b *Backend) Touch(ctx context.Context, sid backend.SessionID, id uint64) e
 
 // Kick moves up to bound buried jobs of tube to ready, or, with none buried, delayed ones.
 func (b *Backend) Kick(ctx context.Context, name string, bound uint64) (n uint64, err error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "kick")
 	if err != nil {
 		return 0, err
 	}
-	defer b.endWrite(&err)
+	defer b.endWrite("kick", &err)
 	t := b.tubes[name]
 	if t == nil {
 		return 0, nil
@@ -363,11 +363,11 @@ func kickErr(n uint64, err error) error {
 
 // KickJob moves one buried or delayed job to ready.
 func (b *Backend) KickJob(ctx context.Context, id uint64) (err error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "kick-job")
 	if err != nil {
 		return err
 	}
-	defer b.endWrite(&err)
+	defer b.endWrite("kick-job", &err)
 	j := b.jobs.Get(id)
 	if j == nil || (j.state != jobBuried && j.state != jobDelayed) {
 		return backend.ErrNotFound
@@ -389,7 +389,7 @@ func (b *Backend) kickLocked(j *job, at time.Time) error {
 
 // Peek returns job id in whatever state.
 func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
-	if _, err := b.begin(ctx); err != nil {
+	if _, err := b.begin(ctx, "peek"); err != nil {
 		return nil, err
 	}
 	defer b.end()
@@ -402,7 +402,7 @@ func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
 
 // PeekState returns tube's next ready, soonest delayed or oldest buried job.
 func (b *Backend) PeekState(ctx context.Context, name string, state backend.State) (*backend.Job, error) {
-	if _, err := b.begin(ctx); err != nil {
+	if _, err := b.begin(ctx, "peek"); err != nil {
 		return nil, err
 	}
 	defer b.end()

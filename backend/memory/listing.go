@@ -14,7 +14,7 @@ import (
 // Reserved jobs have no per-tube order (they sit in their holders' heaps), so they are
 // gathered from every reservation and sorted: O(reserved jobs), which workers bound.
 func (b *Backend) ListJobs(ctx context.Context, p backend.ListParams) (*backend.JobPage, error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "list-jobs")
 	if err != nil {
 		return nil, err
 	}
@@ -112,10 +112,10 @@ func (t *tube) stateJobs(state backend.State) *orderedJobs {
 
 // DeleteJobs deletes up to limit of tube's jobs in state, first in its order first.
 func (b *Backend) DeleteJobs(ctx context.Context, name string, state backend.State, limit int) (n int, err error) {
-	if _, err := b.begin(ctx); err != nil {
+	if _, err := b.begin(ctx, "delete-jobs"); err != nil {
 		return 0, err
 	}
-	defer b.endWrite(&err)
+	defer b.endWrite("delete-jobs", &err)
 	t := b.tubes[name]
 	if t == nil || t.stateJobs(state) == nil {
 		return 0, nil
@@ -140,11 +140,11 @@ func (b *Backend) DeleteJobs(ctx context.Context, name string, state backend.Sta
 // moved job is written as a deletion and a new full record of the same id in its new tube,
 // which a replay (beangate's or beanstalkd's) reads as the job in that tube.
 func (b *Backend) MoveJobs(ctx context.Context, fromName, toName string, state backend.State, limit int) (n int, err error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "move-jobs")
 	if err != nil {
 		return 0, err
 	}
-	defer b.endWrite(&err)
+	defer b.endWrite("move-jobs", &err)
 	from := b.tubes[fromName]
 	if from == nil || fromName == toName || from.stateJobs(state) == nil {
 		return 0, nil

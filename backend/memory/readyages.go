@@ -7,7 +7,7 @@ import (
 
 // ReadyAges reports how long each tube's first ready job has been ready.
 func (b *Backend) ReadyAges(ctx context.Context, tubes []string) (map[string]time.Duration, error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "ready ages")
 	if err != nil {
 		return nil, err
 	}

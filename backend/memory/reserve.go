@@ -57,7 +57,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 	case <-ctx.Done():
 	}
 	if w.Cancel() {
-		return nil, ctx.Err()
+		return nil, opErr("reserve", ctx.Err())
 	}
 	r := <-result // decided first: that decision stands, so no job is left reserved unseen
 	return r.job, r.err
@@ -88,12 +88,12 @@ func (w *waiter) Cancel() bool {
 
 // tryReserve answers at once when it can; otherwise it registers and returns a waiter.
 func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, deliver func(*backend.Job, error)) (*waiter, *backend.Job, error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "reserve")
 	if err != nil {
 		return nil, nil, err
 	}
 	defer b.end()
-	s, err := b.sessionLocked(p.Session)
+	s, err := b.sessionLocked("reserve", p.Session)
 	if err != nil {
 		return nil, nil, err
 	}

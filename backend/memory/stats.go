@@ -9,7 +9,7 @@ import (
 
 // JobStats describes job id.
 func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "stats-job")
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (j *job) stats(now time.Time) backend.JobStats {
 
 // TubeStats describes tube name.
 func (b *Backend) TubeStats(ctx context.Context, name string) (*backend.TubeStats, error) {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "stats-tube")
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (b *Backend) TubeStats(ctx context.Context, name string) (*backend.TubeStat
 
 // Stats returns the store-wide figures.
 func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
-	if _, err := b.begin(ctx); err != nil {
+	if _, err := b.begin(ctx, "stats"); err != nil {
 		return nil, err
 	}
 	defer b.end()

@@ -76,13 +76,14 @@ func (b *Backend) unrefLocked(t *tube) {
 	b.order = b.order[:last]
 }
 
-// withSession runs fn on session id's state under the lock, as every tube-list change does.
-func (b *Backend) withSession(ctx context.Context, id backend.SessionID, fn func(s *session) error) error {
-	if _, err := b.begin(ctx); err != nil {
+// withSession runs fn on session id's state under the lock, as every tube-list change does; op
+// names the change in errors.
+func (b *Backend) withSession(ctx context.Context, op string, id backend.SessionID, fn func(s *session) error) error {
+	if _, err := b.begin(ctx, op); err != nil {
 		return err
 	}
 	defer b.end()
-	s, err := b.sessionLocked(id)
+	s, err := b.sessionLocked(op, id)
 	if err != nil {
 		return err
 	}
@@ -91,7 +92,7 @@ func (b *Backend) withSession(ctx context.Context, id backend.SessionID, fn func
 
 // UseTube makes tube the session's used tube.
 func (b *Backend) UseTube(ctx context.Context, id backend.SessionID, name string) error {
-	return b.withSession(ctx, id, func(s *session) error {
+	return b.withSession(ctx, "use", id, func(s *session) error {
 		t := b.tubeLocked(name)
 		if t == s.using {
 			return nil
@@ -107,7 +108,7 @@ func (b *Backend) UseTube(ctx context.Context, id backend.SessionID, name string
 
 // WatchTube adds tube to the session's watch list.
 func (b *Backend) WatchTube(ctx context.Context, id backend.SessionID, name string) error {
-	return b.withSession(ctx, id, func(s *session) error {
+	return b.withSession(ctx, "watch", id, func(s *session) error {
 		t := b.tubeLocked(name)
 		if !slices.Contains(s.watching, t) {
 			s.watching = append(s.watching, t)
@@ -119,7 +120,7 @@ func (b *Backend) WatchTube(ctx context.Context, id backend.SessionID, name stri
 
 // IgnoreTube removes tube from the session's watch list; it never creates the tube.
 func (b *Backend) IgnoreTube(ctx context.Context, id backend.SessionID, name string) error {
-	return b.withSession(ctx, id, func(s *session) error {
+	return b.withSession(ctx, "ignore", id, func(s *session) error {
 		t := b.tubes[name]
 		if t == nil {
 			return nil
@@ -137,7 +138,7 @@ func (b *Backend) IgnoreTube(ctx context.Context, id backend.SessionID, name str
 
 // ListTubes names every existing tube, in beanstalkd's order.
 func (b *Backend) ListTubes(ctx context.Context) ([]string, error) {
-	if _, err := b.begin(ctx); err != nil {
+	if _, err := b.begin(ctx, "list-tubes"); err != nil {
 		return nil, err
 	}
 	defer b.end()
@@ -150,7 +151,7 @@ func (b *Backend) ListTubes(ctx context.Context) ([]string, error) {
 
 // PauseTube pauses tube for d from now, replacing any pause; d == 0 unpauses at once.
 func (b *Backend) PauseTube(ctx context.Context, name string, d time.Duration) error {
-	now, err := b.begin(ctx)
+	now, err := b.begin(ctx, "pause-tube")
 	if err != nil {
 		return err
 	}

@@ -167,7 +167,7 @@ func (b *Backend) compactLocked(budget int64) {
 // endWrite ends an operation that may have written records: it unlocks, commits them (per the
 // fsync policy, before the caller replies), then delivers decided waits. A failed write or
 // fsync becomes the operation's error unless it already has one.
-func (b *Backend) endWrite(errp *error) {
+func (b *Backend) endWrite(op string, errp *error) {
 	b.armLocked()
 	seq, werr := b.walSeq, b.walErr
 	b.walSeq, b.walErr = 0, nil
@@ -180,7 +180,7 @@ func (b *Backend) endWrite(errp *error) {
 		}
 	}
 	if werr != nil && *errp == nil {
-		*errp = werr
+		*errp = opErr(op, werr)
 	}
 	for _, d := range ds {
 		d.deliver(d.job, d.err)

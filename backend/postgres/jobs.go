@@ -2,22 +2,11 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"math"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/jackc/pgx/v5"
 )
-
-// callErr is the error of a call answered through a batcher. What exec returned has been wrapped
-// by run already, and a caller's cancellation and errClosed stay recognisable as they are: only
-// the batcher's own timeout still lacks the operation's name.
-func callErr(op string, err error) error {
-	if errors.Is(err, errBatchTimeout) {
-		return wrap(op, err)
-	}
-	return err
-}
 
 // ownerOp runs a statement that acts on one job (release, bury, touch, kick-job) and reports
 // ErrNotFound when it matched no row. It returns the tube column, the first, and scans any further

@@ -124,7 +124,7 @@ func (b *Backend) DeleteJobs(ctx context.Context, tube string, state backend.Sta
 		return b.batch(ctx, bt)
 	})
 	if err == nil && unreferenced {
-		err = b.gcTubes(ctx, []string{tube})
+		err = opErr("delete-jobs", b.gcTubes(ctx, []string{tube}))
 	}
 	return int(n), err
 }
@@ -160,7 +160,7 @@ func (b *Backend) MoveJobs(ctx context.Context, from, to string, state backend.S
 		b.waiters.wake(to, 0) // they look at the due times again
 	}
 	if unreferenced {
-		err = b.gcTubes(ctx, []string{from})
+		err = opErr("move-jobs", b.gcTubes(ctx, []string{from}))
 	}
 	return int(n), err
 }

@@ -34,7 +34,7 @@ func migrations() ([]migration, error) {
 		num, _, ok := strings.Cut(base, "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil {
-			return nil, fmt.Errorf("postgres: migration %q is not named NNN_name.sql", e.Name())
+			return nil, fmt.Errorf("postgres: migrations: %q is not named NNN_name.sql", e.Name())
 		}
 		text, err := migrationFiles.ReadFile("migrations/" + e.Name())
 		if err != nil {
@@ -64,14 +64,14 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, log *slog.L
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		done = done[:0]
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('beangate.migrate.' || $1))", schema); err != nil {
-			return fmt.Errorf("postgres: migration lock: %w", err)
+			return opErr("migration lock", err)
 		}
 		if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+q); err != nil {
-			return fmt.Errorf("postgres: create schema: %w", err)
+			return opErr("create schema", err)
 		}
 		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+q+`.schema_migrations (
 			version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-			return fmt.Errorf("postgres: create schema_migrations: %w", err)
+			return opErr("create schema_migrations", err)
 		}
 		applied := map[int]bool{}
 		rows, err := tx.Query(ctx, "SELECT version FROM "+q+".schema_migrations")
@@ -91,7 +91,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string, log *slog.L
 			}
 			// No arguments: pgx sends it with the simple protocol, which allows many statements.
 			if _, err := tx.Exec(ctx, expand(m.sql, schema)); err != nil {
-				return fmt.Errorf("postgres: migration %s: %w", m.name, err)
+				return opErr("migration "+m.name, err)
 			}
 			if _, err := tx.Exec(ctx, "INSERT INTO "+q+".schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
 				return err
@@ -122,18 +122,18 @@ func checkMigrated(ctx context.Context, pool *pgxpool.Pool, schema string) error
 	var exists bool
 	if err := pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL",
 		pgx.Identifier{schema, "schema_migrations"}.Sanitize()).Scan(&exists); err != nil {
-		return fmt.Errorf("postgres: checking the schema: %w", err)
+		return opErr("checking the schema", err)
 	}
 	if !exists {
-		return fmt.Errorf("postgres: schema %q was never migrated (no schema_migrations table), this gateway needs migration %d: run beangate migrate-db, or start without migrate=false", schema, need)
+		return fmt.Errorf("postgres: checking the schema: schema %q was never migrated (no schema_migrations table), this gateway needs migration %d: run beangate migrate-db, or start without migrate=false", schema, need)
 	}
 	rows, err := pool.Query(ctx, "SELECT version FROM "+pgx.Identifier{schema, "schema_migrations"}.Sanitize())
 	if err != nil {
-		return fmt.Errorf("postgres: checking the schema: %w", err)
+		return opErr("checking the schema", err)
 	}
 	versions, err := pgx.CollectRows(rows, pgx.RowTo[int32])
 	if err != nil {
-		return fmt.Errorf("postgres: checking the schema: %w", err)
+		return opErr("checking the schema", err)
 	}
 	applied := map[int]bool{}
 	at := 0
@@ -148,7 +148,7 @@ func checkMigrated(ctx context.Context, pool *pgxpool.Pool, schema string) error
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("postgres: schema %q is at migration %d, this gateway needs %d (missing %s): run beangate migrate-db, or start without migrate=false",
+		return fmt.Errorf("postgres: checking the schema: schema %q is at migration %d, this gateway needs %d (missing %s): run beangate migrate-db, or start without migrate=false",
 			schema, at, need, strings.Join(missing, ", "))
 	}
 	return nil
@@ -160,17 +160,17 @@ func checkMigrated(ctx context.Context, pool *pgxpool.Pool, schema string) error
 func MigrateOptions(ctx context.Context, opts Options) error {
 	opts = opts.withDefaults()
 	if !schemaName.MatchString(opts.Schema) {
-		return fmt.Errorf("postgres: schema name %q: want letters, digits and _ (at most 41)", opts.Schema)
+		return fmt.Errorf("postgres: options: schema name %q: want letters, digits and _ (at most 41)", opts.Schema)
 	}
 	pool := opts.Pool
 	if pool == nil {
 		cfg, err := pgxpool.ParseConfig(opts.DSN)
 		if err != nil {
-			return fmt.Errorf("postgres: DSN: %w", err)
+			return opErr("DSN", err)
 		}
 		cfg.ConnConfig.ConnectTimeout = opts.CommandTimeout
 		if pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
-			return fmt.Errorf("postgres: connect: %w", err)
+			return opErr("connect", err)
 		}
 		defer pool.Close()
 	}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -72,10 +73,10 @@ func (o Options) withDefaults() Options {
 func ParseURL(raw string) (Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Options{}, fmt.Errorf("postgres: backend URL: %w", err)
+		return Options{}, errors.New("postgres: URL: not a valid URL") // url.Parse's error would quote the password
 	}
 	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
-		return Options{}, fmt.Errorf("postgres: backend URL scheme %q is not postgres", u.Scheme)
+		return Options{}, fmt.Errorf("postgres: URL: scheme %q is not postgres", u.Scheme)
 	}
 	q := u.Query()
 	var o Options
@@ -86,14 +87,14 @@ func ParseURL(raw string) (Options, error) {
 	}{{"command_timeout", &o.CommandTimeout}, {"lease_ttl", &o.LeaseTTL}, {"vacuum_interval", &o.VacuumInterval}} {
 		if v := q.Get(d.key); v != "" {
 			if *d.dst, err = time.ParseDuration(v); err != nil {
-				return Options{}, fmt.Errorf("postgres: backend URL %s: %w", d.key, err)
+				return Options{}, fmt.Errorf("postgres: URL: %s: %w", d.key, err)
 			}
 		}
 	}
 	if v := q.Get("migrate"); v != "" {
 		m, err := strconv.ParseBool(v)
 		if err != nil {
-			return Options{}, fmt.Errorf("postgres: backend URL migrate: %w", err)
+			return Options{}, fmt.Errorf("postgres: URL: migrate: %w", err)
 		}
 		o.SkipMigrate = !m
 	}

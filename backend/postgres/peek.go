@@ -26,7 +26,7 @@ func (b *Backend) PeekState(ctx context.Context, tube string, state backend.Stat
 	case backend.Buried:
 		return b.queryJob(ctx, "peek-buried", b.st.get("peek_buried"), tube)
 	}
-	return nil, fmt.Errorf("postgres: peek of state %v is not supported", state)
+	return nil, opErr("peek", fmt.Errorf("peek of state %v is not supported", state))
 }
 
 // queryJob runs a statement returning at most one (id, tube, priority, body) row (peek, peek-*,

@@ -11,9 +11,9 @@ import (
 // would wait out its connect timeout, and hold a slot of the pool all that while.
 func (b *Backend) Ping(ctx context.Context) error {
 	if err := b.reach.Check(); err != nil {
-		return err
+		return opErr("ping", err)
 	}
-	return b.pool.Ping(ctx)
+	return opErr("ping", b.pool.Ping(ctx))
 }
 
 // probe connects anew, outside the pool, to the server of the URL that accepts writes: how the

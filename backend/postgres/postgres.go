@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/batch"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -35,8 +36,8 @@ type Backend struct {
 	// clock runs timers; time itself comes from the database unless opts.Clock is set.
 	clock    backend.Clock
 	waiters  *waiters
-	writes   *batcher[write, writeResult]
-	reserves *batcher[reserveItem, reserveResult]
+	writes   *batch.Batcher[write, writeResult]
+	reserves *batch.Batcher[reserveItem, reserveResult]
 	// dueLists: the watch lists (reserveItem.watchList) whose last reserve found due jobs to
 	// promote; their next reserve promotes first, in one round (see execReserves). A hint: at
 	// most maxDueLists, forgotten all at once when full.
@@ -70,7 +71,7 @@ var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,40}$`)
 func New(ctx context.Context, opts Options) (*Backend, error) {
 	opts = opts.withDefaults()
 	if !schemaName.MatchString(opts.Schema) {
-		return nil, fmt.Errorf("postgres: schema name %q: want letters, digits and _ (at most 41)", opts.Schema)
+		return nil, fmt.Errorf("postgres: options: schema name %q: want letters, digits and _ (at most 41)", opts.Schema)
 	}
 	origin := randomID()
 	st, err := loadStatements(opts.Schema, origin)
@@ -87,7 +88,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if b.pool == nil {
 		cfg, err := pgxpool.ParseConfig(opts.DSN)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: DSN: %w", err)
+			return nil, opErr("DSN", err)
 		}
 		if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.CommandTimeout {
 			cfg.ConnConfig.ConnectTimeout = opts.CommandTimeout
@@ -96,7 +97,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		b.dialer.down = func() bool { return b.reach.Check() != nil }
 		b.dialer.wrap(&cfg.ConnConfig.Config)
 		if b.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
-			return nil, fmt.Errorf("postgres: connect: %w", err)
+			return nil, opErr("connect", err)
 		}
 		b.ownsPool = true
 	}
@@ -112,10 +113,14 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	// One writer: concurrent write batches would only queue on the same tube and counter rows.
-	b.writes = newBatcher(b.execWrites, nil, 1000, opts.CommandTimeout, b.stop)
+	b.writes = batch.New(batch.Config[write, writeResult]{
+		Exec: b.execWrites, MaxCalls: maxBatch, MaxInFlight: 1, Timeout: opts.CommandTimeout,
+	})
 	// One reserver: the reserves arriving together are answered by one statement per watch list,
 	// all in one round trip and one (asynchronous) commit.
-	b.reserves = newBatcher(b.execReserves, b.unreserve, 1000, opts.CommandTimeout, b.stop)
+	b.reserves = batch.New(batch.Config[reserveItem, reserveResult]{
+		Exec: b.execReserves, MaxCalls: maxBatch, MaxInFlight: 1, Timeout: opts.CommandTimeout,
+	})
 	b.leases = newLeases()
 	listening := make(chan struct{})
 	b.wg.Add(3)
@@ -140,6 +145,8 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
 		close(b.stop)
+		b.writes.Stop()
+		b.reserves.Stop()
 		b.wg.Wait()
 		if b.reach != nil {
 			b.reach.Close()
@@ -164,18 +171,40 @@ func (b *Backend) now() any {
 	return b.opts.Clock.Now()
 }
 
-// run calls f with a context bounded by CommandTimeout, retrying deadlocks, and wraps its error.
+// run calls f for operation op, its ctx the caller's (see attempt), and translates its error.
+// A failure after the caller gave up is the caller's, not the database's: ctx's error, and no
+// sign of an outage.
 func (b *Backend) run(ctx context.Context, op string, f func(ctx context.Context) error) error {
+	err := b.attempt(ctx, f)
+	if err != nil && ctx.Err() != nil {
+		return opErr(op, ctx.Err())
+	}
+	b.noteOutage(err)
+	return opErr(op, err)
+}
+
+// runBatch calls f for a batch's Exec (internal/batch), whose ctx ends when the batch's calls are
+// due: the database did not answer in time, a sign of an outage. Its error is left for each
+// caller to translate for its own operation.
+func (b *Backend) runBatch(ctx context.Context, f func(ctx context.Context) error) error {
+	err := b.attempt(ctx, f)
+	b.noteOutage(err)
+	return err
+}
+
+// attempt calls f with a context bounded by CommandTimeout, retrying deadlocks, unless the
+// Backend is closed or the database known unreachable (then it fails at once).
+func (b *Backend) attempt(ctx context.Context, f func(ctx context.Context) error) error {
 	select {
 	case <-b.stop:
 		return errClosed
 	default:
 	}
 	if err := b.reach.Check(); err != nil {
-		return wrap(op, err)
+		return err
 	}
 	var err error
-	for attempt := 0; attempt < 3; attempt++ {
+	for range 3 {
 		cctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
 		err = f(cctx)
 		cancel()
@@ -183,16 +212,14 @@ func (b *Backend) run(ctx context.Context, op string, f func(ctx context.Context
 			break
 		}
 	}
-	if errors.Is(err, backend.ErrNotFound) {
-		return err
-	}
-	if err != nil && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if isOutage(err) {
+	return err
+}
+
+// noteOutage tells the Reachability of a failure that says the database cannot be reached.
+func (b *Backend) noteOutage(err error) {
+	if !errors.Is(err, backend.ErrUnreachable) && isOutage(err) {
 		b.reach.Failed(err)
 	}
-	return wrap(op, err)
 }
 
 // batch sends statements in one round trip; without BEGIN they form one implicit transaction,

@@ -77,7 +77,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		woke, err := b.wait(ctx, w, info, timedOut)
 		if err != nil {
 			gaveUp = true
-			return nil, err
+			return nil, opErr("reserve", err)
 		}
 		promote, dueAt = !woke.hinted, nil
 		if woke.due != nil && b.opts.Clock == nil {
@@ -134,12 +134,12 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 // tryReserve reserves a job now if there is one, or says what to wait for. Concurrent attempts
 // share a batch (see execReserves).
 func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any, promote bool) (*backend.Job, waitInfo, error) {
-	res, err := b.reserves.do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now, promote: promote})
+	res, err := b.reserves.Do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now, promote: promote})
 	if err == nil {
 		err = res.err
 	}
 	if err != nil {
-		return nil, waitInfo{}, callErr("reserve", err)
+		return nil, waitInfo{}, opErr("reserve", err)
 	}
 	return res.job, res.wait, nil
 }
@@ -184,14 +184,15 @@ func (it reserveItem) group() string {
 // as every batch once did, when one of its attempts was made after a wait (most likely woken by
 // something coming due) or watches tubes whose last reserve found due jobs (delayed jobs and
 // expired reservations keep coming): two rounds would make those later.
-func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]reserveResult, error) {
+func (b *Backend) execReserves(ctx context.Context, items []reserveItem, results []reserveResult) error {
 	promoted := slices.ContainsFunc(items, func(it reserveItem) bool { return it.promote || b.dueListed(it) })
 	res, promote, n, err := b.reserveRound(ctx, items, promoted)
 	if err == nil && promoted {
 		b.noteDue(items, n > 0)
 	}
+	copy(results, res)
 	if err != nil || promoted || !slices.Contains(promote, true) {
-		return res, err
+		return err
 	}
 	var again []reserveItem
 	var at []int
@@ -207,12 +208,12 @@ func (b *Backend) execReserves(ctx context.Context, items []reserveItem) ([]rese
 	}
 	for k, i := range at {
 		if err != nil {
-			res[i] = reserveResult{err: err}
+			results[i] = reserveResult{err: err}
 		} else {
-			res[i] = res2[k]
+			results[i] = res2[k]
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // maxDueLists bounds Backend.dueLists (watch lists come and go with the clients).
@@ -267,7 +268,7 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 		g.sessions = append(g.sessions, it.session)
 		g.bySession[it.session] = i
 	}
-	err = b.run(ctx, "reserve", func(ctx context.Context) error {
+	err = b.runBatch(ctx, func(ctx context.Context) error {
 		clear(res)
 		clear(promote)
 		clear(answered)
@@ -325,10 +326,10 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 		return b.batch(ctx, bt)
 	})
 	if err == nil && slices.Contains(answered, false) {
-		err = errors.New("postgres: reserve: a session got neither a job nor what to wait for")
+		err = errors.New("a session got neither a job nor what to wait for")
 	}
 	if err == nil && promoted && slices.Contains(promote, true) {
-		err = errors.New("postgres: reserve: asked to promote again right after promoting")
+		err = errors.New("asked to promote again right after promoting")
 	}
 	return res, promote, n, err
 }
@@ -337,7 +338,7 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 // waiters.handOut), if it is still ready in an unpaused tube the session watches; nil if not.
 func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id uint64) (*backend.Job, error) {
 	var job *backend.Job
-	err := b.run(ctx, "reserve", func(ctx context.Context) error {
+	err := b.run(ctx, "reserve-handed", func(ctx context.Context) error {
 		job = nil
 		var (
 			jid  int64
@@ -347,19 +348,16 @@ func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id
 		)
 		var readyUS *int64
 		err := b.pool.QueryRow(ctx, b.st.get("reserve_handed"), b.now(), string(p.Session), int64(id), p.Tubes).Scan(&jid, &tube, &prio, &body, &readyUS)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
 		if err != nil {
 			return err
 		}
 		job = withReadyFor(&backend.Job{ID: uint64(jid), Tube: tube, Priority: uint32(prio), Body: body}, readyUS)
 		return nil
 	})
-	if err != nil {
-		return nil, callErr("reserve", err)
+	if errors.Is(err, backend.ErrNotFound) {
+		return nil, nil // no row: someone was faster, and the reserve goes on as usual
 	}
-	return job, nil
+	return job, err
 }
 
 // promotion is one promote_tubes statement: the tubes the attempts made at one "now" watch.
@@ -394,31 +392,6 @@ func promotionsOf(items []reserveItem) []promotion {
 		}
 	}
 	return out
-}
-
-// unreserve undoes a reservation committed for a caller that had given up, so that the job does
-// not stay reserved by a session that never heard of it.
-func (b *Backend) unreserve(it reserveItem, res reserveResult) {
-	job := res.job
-	if job == nil {
-		return
-	}
-	var tube string
-	err := b.run(context.Background(), "unreserve", func(ctx context.Context) error {
-		err := b.pool.QueryRow(ctx, b.st.get("unreserve"), it.session, int64(job.ID)).Scan(&tube)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // already released, deleted or ended with its session
-		}
-		return err
-	})
-	if err != nil {
-		b.opts.Logger.Warn("postgres: returning a reservation nobody waited for failed; it comes back at its TTR or session end",
-			"job", job.ID, "err", err)
-		return
-	}
-	if tube != "" {
-		b.waiters.wake(tube, 1)
-	}
 }
 
 type waitInfo struct {

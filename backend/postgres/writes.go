@@ -46,9 +46,9 @@ type writeResult struct {
 
 // Put stores a job; concurrent puts share one INSERT and one commit (see put.sql).
 func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
-	res, err := b.writes.do(ctx, write{put: newPutItem(p)})
+	res, err := b.writes.Do(ctx, write{put: newPutItem(p)})
 	if err != nil {
-		return 0, callErr("put", err)
+		return 0, opErr("put", err)
 	}
 	if p.Delay <= 0 || res.heads { // a waiter times its next try by the earliest due time it saw
 		b.waiters.wake(p.Tube, 1)
@@ -65,12 +65,12 @@ func (b *Backend) PutBatch(ctx context.Context, ps []backend.PutParams) []backen
 	}
 	res := make([]writeResult, len(ps))
 	errs := make([]error, len(ps))
-	b.writes.doAll(ctx, items, res, errs)
+	b.writes.DoAll(ctx, items, res, errs)
 	out := make([]backend.PutResult, len(ps))
 	woken := map[string]int{}
 	for i, p := range ps {
 		if errs[i] != nil {
-			out[i].Err = callErr("put", errs[i])
+			out[i].Err = opErr("put", errs[i])
 			continue
 		}
 		out[i].ID = res[i].id
@@ -99,9 +99,9 @@ func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) er
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	res, err := b.writes.do(ctx, write{del: &deleteItem{session: s, id: id}})
+	res, err := b.writes.Do(ctx, write{del: &deleteItem{session: s, id: id}})
 	if err != nil {
-		return callErr("delete", err)
+		return opErr("delete", err)
 	}
 	if !res.deleted {
 		return backend.ErrNotFound
@@ -109,8 +109,12 @@ func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) er
 	return nil
 }
 
-// execWrites commits a batch of puts and deletes in one transaction.
-func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult, error) {
+// maxBatch bounds the calls in one write or reserve batch.
+const maxBatch = 1000
+
+// execWrites commits a batch of puts and deletes in one transaction. Its error is translated by
+// each caller (Put, Delete).
+func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResult) error {
 	var (
 		putAt               []int // index in items of each put
 		tubes               []string
@@ -132,11 +136,10 @@ func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult,
 			delAt[deletion{int64(it.del.id), string(it.del.session)}] = i
 		}
 	}
-	res := make([]writeResult, len(items))
 	var unreferenced []string
 	own := b.leases.list() // put.sql announces ready jobs only to other gateway processes
 	now := b.now()         // one time for the whole batch, as for a reserve attempt
-	err := b.run(ctx, "put/delete", func(ctx context.Context) error {
+	err := b.runBatch(ctx, func(ctx context.Context) error {
 		clear(res)
 		unreferenced = unreferenced[:0]
 		bt := &pgx.Batch{}
@@ -177,12 +180,12 @@ func (b *Backend) execWrites(ctx context.Context, items []write) ([]writeResult,
 	if err == nil && len(unreferenced) > 0 {
 		err = b.gcTubes(ctx, unreferenced)
 	}
-	return res, err
+	return err
 }
 
-// gcTubes deletes the given tubes if they are still unreferenced.
+// gcTubes deletes the given tubes if they are still unreferenced. Its error is its caller's.
 func (b *Backend) gcTubes(ctx context.Context, names []string) error {
-	return b.run(ctx, "gc tubes", func(ctx context.Context) error {
+	return b.attempt(ctx, func(ctx context.Context) error {
 		_, err := b.pool.Exec(ctx, b.st.get("gc_tubes"), names)
 		return err
 	})

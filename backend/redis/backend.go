@@ -5,7 +5,7 @@
 // return contract), so it is atomic across gateways; lua/lib.lua documents the key layout.
 // The scripts are loaded as one Redis Functions library (FUNCTION LOAD; see scripts.go),
 // reloaded whenever Redis reports it missing; so Redis 7.0 or later is required. Operations
-// from all sessions are queued and sent in batches, one FCALL of lua/batch.lua each (batcher.go).
+// from all sessions are queued and sent in batches, one FCALL of lua/batch.lua each (batch.go).
 // Time is the Redis server's TIME unless a Clock is injected. Delay maturing, TTR expiry and
 // pause expiry are applied inside the scripts that look at a tube, so no sweeper is needed.
 //
@@ -42,8 +42,6 @@ package redis
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -52,20 +50,10 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/batch"
 )
 
 var _ backend.Backend = (*Backend)(nil)
-
-var errClosed = errors.New("backend/redis: closed")
-
-// batchesInFlight is how many batches may be in flight at once. Calls that come while a batch of
-// several is out wait for the next one, so batches are as large as the load makes them, and each
-// batch costs a round trip's syscalls and wake-ups in the gateway and in Redis whatever its size
-// (two in flight under load: 1.05× the jobs/s for +12 % Redis CPU per job, docs/history/benchmarks-redis-2026-11.md).
-// A second goes out only beside a batch of a single call, for a single call, while batches
-// lately held single calls (backend/inflight): a producer and a worker then each have their own
-// round trip. A lone caller never waits for a slot.
-const batchesInFlight = 2
 
 // Backend is a backend.Backend on Redis. Use New.
 type Backend struct {
@@ -79,7 +67,7 @@ type Backend struct {
 	base       string   // "{prefix}"
 	keys       []string // KEYS of every script: the namespace's stats hash
 	sc         *scripts
-	batch      *batcher
+	batch      *batch.Batcher[opCall, opReply]
 	waiters    *waiters
 	pubsub     *goredis.PubSub
 	reach      *backend.Reachability // fails calls at once while Redis is known unreachable (outage.go)
@@ -145,21 +133,21 @@ func (b *Backend) start(ctx context.Context) error {
 		return err
 	}
 	if err := server.Ping(cctx).Err(); err != nil {
-		return fmt.Errorf("backend/redis: ping: %w", err)
+		return opErr("ping", err)
 	}
 	b.checkServerSettings(cctx, server)
 	if err := b.sc.load(cctx, b.client, b.keys[0]); err != nil {
-		return fmt.Errorf("backend/redis: %w", err)
+		return opErr("load functions", err)
 	}
 	b.reach = backend.NewReachability(b.ping, min(b.opts.CommandTimeout, maxProbeTimeout), nil, b.opts.Logger)
-	b.batch = newBatcher(b.client, b.sc, b.keys, b.base, batchesInFlight, b.opts.CommandTimeout)
+	b.batch = newBatcher(b)
 	if err := b.restore(cctx); err != nil {
-		return fmt.Errorf("backend/redis: init: %w", err)
+		return err
 	}
 	b.pubsub = b.client.Subscribe(cctx, b.base+":ready")
 	if _, err := b.pubsub.Receive(cctx); err != nil { // the subscription is live from here on
 		_ = b.pubsub.Close()
-		return fmt.Errorf("backend/redis: subscribe: %w", err)
+		return opErr("subscribe", err)
 	}
 	b.wg.Add(5)
 	go b.listen()
@@ -202,7 +190,7 @@ func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
 		close(b.stop)
 		_ = b.pubsub.Close()
-		b.batch.stop()
+		b.batch.Stop()
 		b.wg.Wait()
 		b.reach.Close()
 		b.waiters.wakeAll()
@@ -235,37 +223,28 @@ func (b *Backend) clock() backend.Clock {
 // localNow is this process's idea of now, for timers.
 func (b *Backend) localNow() time.Time { return b.clock().Now() }
 
-// call runs one operation through the batcher, bounded by CommandTimeout; args are its own
-// arguments (its ARGV[3..]). goredis.Nil (a script returning false) becomes
+// call runs one operation in a batch (batch.go), bounded by CommandTimeout; args are its own
+// arguments (its ARGV[3..]). Its error is translated by opErr: a script returning false is
 // backend.ErrNotFound; anything else is an infrastructure error.
 func (b *Backend) call(ctx context.Context, o op, args ...any) (any, error) {
 	res, _, err := b.callSent(ctx, o, args...)
 	return res, err
 }
 
-// callSent is call that also returns when the operation was sent to Redis (see runSent). The
-// batcher bounds it by CommandTimeout (without a timer per call).
+// callSent is call that also returns when the operation was sent to Redis (see
+// batch.Batcher.DoSent).
 func (b *Backend) callSent(ctx context.Context, o op, args ...any) (any, time.Time, error) {
 	if err := b.reach.Check(); err != nil {
-		return nil, time.Time{}, fmt.Errorf("backend/redis: %w", err)
+		return nil, time.Time{}, opErr(string(o), err)
 	}
-	res, sent, err := b.batch.runSent(ctx, o, b.nowArg(), args...)
+	r, sent, err := b.batch.DoSent(ctx, opCall{op: o, now: b.nowArg(), args: args})
+	if err == nil {
+		err = r.err
+	}
 	if ctx.Err() == nil && isOutage(err) {
 		b.reach.Failed(err)
 	}
-	return res, sent, interpretError(err)
-}
-
-// interpretError is the one place Redis errors are translated.
-func interpretError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, goredis.Nil):
-		return backend.ErrNotFound
-	default:
-		return fmt.Errorf("backend/redis: %w", err)
-	}
+	return r.v, sent, opErr(string(o), err)
 }
 
 // ms converts a duration to the scripts' integral milliseconds.

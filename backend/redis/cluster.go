@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"fmt"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -19,7 +18,7 @@ func dial(opts Options) (goredis.UniversalClient, error) {
 	if !opts.Cluster {
 		ro, err := goredis.ParseURL(opts.URL)
 		if err != nil {
-			return nil, fmt.Errorf("backend/redis: %w", err)
+			return nil, opErr("URL", err)
 		}
 		ro.ReadTimeout, ro.WriteTimeout = opts.CommandTimeout, opts.CommandTimeout
 		ro.DialTimeout, ro.PoolTimeout = opts.CommandTimeout, opts.CommandTimeout
@@ -39,7 +38,7 @@ func dial(opts Options) (goredis.UniversalClient, error) {
 	co.DialTimeout, co.PoolTimeout = opts.CommandTimeout, opts.CommandTimeout
 	// MaxRetries is each node's; the ClusterClient's own loop (MaxRedirects) still follows
 	// MOVED/ASK, which the server answers without running the command, and also retries
-	// network errors, which batcher's FCALLs opt out of (onceCmd).
+	// network errors, which the batches' FCALLs opt out of (onceCmd).
 	co.MaxRetries = -1
 	co.ContextTimeoutEnabled = true
 	co.Protocol = 2 // as above
@@ -57,7 +56,7 @@ func (b *Backend) slotClient(ctx context.Context) (goredis.UniversalClient, erro
 	}
 	c, err := cc.MasterForKey(ctx, b.keys[0])
 	if err != nil {
-		return nil, fmt.Errorf("backend/redis: finding the master of the namespace's slot: %w", err)
+		return nil, opErr("finding the master of the namespace's slot", err)
 	}
 	return c, nil
 }

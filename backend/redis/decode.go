@@ -9,32 +9,38 @@ import (
 )
 
 // Script replies mix integers and strings (hash fields come back as strings); these helpers
-// read either.
+// read either. A reply that does not fit is an error of its operation o; its text tells the
+// shape, never the values, which may be job bodies.
 
-func toInt(v any) (int64, error) {
+func toInt(o op, v any) (int64, error) {
 	switch x := v.(type) {
 	case int64:
 		return x, nil
 	case string:
-		return strconv.ParseInt(x, 10, 64)
+		n, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return 0, opErr(string(o), fmt.Errorf("a string of %d bytes in the reply is not an integer", len(x)))
+		}
+		return n, nil
 	case nil:
 		return 0, nil
 	}
-	return 0, fmt.Errorf("backend/redis: unexpected reply %T %v", v, v)
+	return 0, opErr(string(o), fmt.Errorf("unexpected reply of type %T", v))
 }
 
 // reply walks a script's array reply, remembering the first decoding error.
 type reply struct {
+	op  op
 	a   []any
 	err error
 }
 
-func newReply(v any) *reply {
+func newReply(o op, v any) *reply {
 	a, ok := v.([]any)
 	if !ok {
-		return &reply{err: fmt.Errorf("backend/redis: unexpected reply %T", v)}
+		return &reply{op: o, err: opErr(string(o), fmt.Errorf("unexpected reply of type %T", v))}
 	}
-	return &reply{a: a}
+	return &reply{op: o, a: a}
 }
 
 func (r *reply) int(i int) int64 {
@@ -42,10 +48,10 @@ func (r *reply) int(i int) int64 {
 		return 0
 	}
 	if i >= len(r.a) {
-		r.err = fmt.Errorf("backend/redis: short reply (%d items)", len(r.a))
+		r.err = opErr(string(r.op), fmt.Errorf("short reply (%d items)", len(r.a)))
 		return 0
 	}
-	n, err := toInt(r.a[i])
+	n, err := toInt(r.op, r.a[i])
 	if err != nil {
 		r.err = err
 	}
@@ -57,12 +63,12 @@ func (r *reply) str(i int) string {
 		return ""
 	}
 	if i >= len(r.a) {
-		r.err = fmt.Errorf("backend/redis: short reply (%d items)", len(r.a))
+		r.err = opErr(string(r.op), fmt.Errorf("short reply (%d items)", len(r.a)))
 		return ""
 	}
 	s, ok := r.a[i].(string)
 	if !ok {
-		r.err = fmt.Errorf("backend/redis: item %d is %T, not a string", i, r.a[i])
+		r.err = opErr(string(r.op), fmt.Errorf("item %d is %T, not a string", i, r.a[i]))
 	}
 	return s
 }
@@ -95,6 +101,19 @@ func (r *reply) readyFor(j *backend.Job, i int) *backend.Job {
 	return j
 }
 
+// state reads item i, a job's state.
+func (r *reply) state(i int) backend.State {
+	s := r.str(i)
+	if r.err != nil {
+		return 0
+	}
+	st, err := parseState(s)
+	if err != nil {
+		r.err = opErr(string(r.op), err)
+	}
+	return st
+}
+
 func parseState(s string) (backend.State, error) {
 	switch s {
 	case "ready":
@@ -106,5 +125,5 @@ func parseState(s string) (backend.State, error) {
 	case "buried":
 		return backend.Buried, nil
 	}
-	return 0, fmt.Errorf("backend/redis: unknown job state %q", s)
+	return 0, fmt.Errorf("unknown job state (%d bytes)", len(s))
 }

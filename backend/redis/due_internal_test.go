@@ -31,8 +31,8 @@ func TestDueTimeCountsFromTheMicrosecond(t *testing.T) {
 	}
 }
 
-// runSent reports when the call's batch was sent: before its reply came back.
-func TestRunSentReportsWhenTheBatchWasSent(t *testing.T) {
+// callSent reports when the call's batch was sent: before its reply came back.
+func TestCallSentReportsWhenTheBatchWasSent(t *testing.T) {
 	b := newInternalBackend(t)
 	before := time.Now()
 	_, sent, err := b.callSent(context.Background(), opStats)

@@ -23,12 +23,12 @@ func TestReserveEndsAgainTheSessionItsLateTryBroughtBack(t *testing.T) {
 	var holding atomic.Bool
 	held, release := make(chan struct{}, 1), make(chan struct{})
 	// Set after New's own calls; nothing else calls meanwhile (see SetBeforeSend).
-	b.batch.beforeSend = func() {
+	b.batch.SetBeforeSend(func() {
 		if holding.Load() {
 			held <- struct{}{}
 			<-release
 		}
-	}
+	})
 	admin, err := testClient(redisURL())
 	require.NoError(t, err)
 	defer admin.Close()

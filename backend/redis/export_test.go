@@ -38,7 +38,7 @@ func DropPublishes(b *Backend) { b.dropPub.Store(true) }
 // SetBeforeSend makes every batch's leader run f before it takes the queue, so that a test can
 // hold a batch back while other calls queue up behind it. The batcher reads f without a lock:
 // set it before the Backend's first call.
-func SetBeforeSend(b *Backend, f func()) { b.batch.beforeSend = f }
+func SetBeforeSend(b *Backend, f func()) { b.batch.SetBeforeSend(f) }
 
 // redisURL is the shared test server; tests only touch keys under their own random prefix.
 func redisURL() string {

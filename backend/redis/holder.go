@@ -15,7 +15,7 @@ func (b *Backend) JobHolder(ctx context.Context, id uint64) (backend.SessionID, 
 	defer cancel()
 	f, err := b.client.HMGet(ctx, b.base+":j:"+padID(id), "s", "o").Result()
 	if err != nil {
-		return "", interpretError(err)
+		return "", opErr("job holder", err)
 	}
 	state, _ := f[0].(string)
 	if state == "" {

@@ -34,9 +34,9 @@ func (b *Backend) Import(ctx context.Context, jobs []backend.ImportJob) ([]backe
 		if err != nil {
 			return out, err
 		}
-		r := newReply(res)
+		r := newReply(opImport, res)
 		if r.err == nil && len(r.a) != 2*len(chunk) {
-			return out, fmt.Errorf("backend/redis: import: %d values for %d jobs", len(r.a), len(chunk))
+			return out, opErr(string(opImport), fmt.Errorf("%d values for %d jobs", len(r.a), len(chunk)))
 		}
 		for i := range chunk {
 			id, outcome := uint64(r.int(2*i)), backend.ImportOutcome(r.int(2*i+1))

@@ -14,7 +14,7 @@ func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.sawJob(newReply(res).job(0))
+	return b.sawJob(newReply(opPeek, res).job(0))
 }
 
 // PeekState returns tube's next job in state (Ready, Delayed or Buried).
@@ -24,13 +24,13 @@ func (b *Backend) PeekState(ctx context.Context, tube string, state backend.Stat
 	case backend.Ready, backend.Delayed, backend.Buried:
 		name = state.String()
 	default:
-		return nil, fmt.Errorf("backend/redis: cannot peek state %v", state)
+		return nil, opErr(string(opPeekState), fmt.Errorf("cannot peek state %v", state))
 	}
 	res, err := b.call(ctx, opPeekState, tube, name)
 	if err != nil {
 		return nil, err
 	}
-	return b.sawJob(newReply(res).job(0))
+	return b.sawJob(newReply(opPeekState, res).job(0))
 }
 
 // JobStats describes job id.
@@ -39,13 +39,10 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 	if err != nil {
 		return nil, err
 	}
-	r := newReply(res)
-	st, err := parseState(r.str(2))
+	r := newReply(opJobStats, res)
+	st := r.state(2)
 	if r.err != nil {
 		return nil, r.err
-	}
-	if err != nil {
-		return nil, err
 	}
 	left := r.dur(7)
 	if left > 0 && b.opts.Clock == nil {
@@ -72,7 +69,7 @@ func (b *Backend) TubeStats(ctx context.Context, tube string) (*backend.TubeStat
 	if err != nil {
 		return nil, err
 	}
-	r := newReply(res)
+	r := newReply(opTubeStats, res)
 	ts := &backend.TubeStats{
 		Name: tube, UrgentJobs: uint64(r.int(0)), ReadyJobs: uint64(r.int(1)),
 		ReservedJobs: uint64(r.int(2)), DelayedJobs: uint64(r.int(3)), BuriedJobs: uint64(r.int(4)),
@@ -89,7 +86,7 @@ func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newReply(res)
+	r := newReply(opStats, res)
 	s := &backend.Stats{
 		UrgentJobs: uint64(r.int(0)), ReadyJobs: uint64(r.int(1)), ReservedJobs: uint64(r.int(2)),
 		DelayedJobs: uint64(r.int(3)), BuriedJobs: uint64(r.int(4)), TotalJobs: uint64(r.int(5)),
@@ -104,7 +101,7 @@ func (b *Backend) ListTubes(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newReply(res)
+	r := newReply(opListTubes, res)
 	names := make([]string, len(r.a))
 	for i := range r.a {
 		names[i] = r.str(i)
@@ -114,5 +111,5 @@ func (b *Backend) ListTubes(ctx context.Context) ([]string, error) {
 
 // PauseTube pauses tube for d (0 unpauses).
 func (b *Backend) PauseTube(ctx context.Context, tube string, d time.Duration) error {
-	return found(b.call(ctx, opPause, tube, ms(d)))
+	return b.callFound(ctx, opPause, tube, ms(d))
 }

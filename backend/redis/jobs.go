@@ -16,7 +16,7 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 	if err != nil {
 		return 0, err
 	}
-	id, err := toInt(res)
+	id, err := toInt(opPut, res)
 	if err != nil {
 		return 0, err
 	}
@@ -24,7 +24,7 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 	return uint64(id), nil
 }
 
-// PutBatch stores jobs one Put at a time: pipelined calls already share round trips (see batcher.go).
+// PutBatch stores jobs one Put at a time: pipelined calls already share round trips (see batch.go).
 func (b *Backend) PutBatch(ctx context.Context, ps []backend.PutParams) []backend.PutResult {
 	return backend.PutEach(ctx, b, ps)
 }
@@ -35,27 +35,27 @@ func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64
 	if err != nil {
 		return nil, err
 	}
-	return b.sawJob(newReply(res).job(0))
+	return b.sawJob(newReply(opReserveJob, res).job(0))
 }
 
 // Delete removes job id unless another session holds it.
 func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) error {
-	return found(b.call(ctx, opDelete, string(s), padID(id)))
+	return b.callFound(ctx, opDelete, string(s), padID(id))
 }
 
 // Release returns a job reserved by p.Session to ready or delayed.
 func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
-	return found(b.call(ctx, opRelease, string(p.Session), padID(p.ID), prio(p.Priority), ms(p.Delay)))
+	return b.callFound(ctx, opRelease, string(p.Session), padID(p.ID), prio(p.Priority), ms(p.Delay))
 }
 
 // Bury moves a job reserved by s to its tube's buried list.
 func (b *Backend) Bury(ctx context.Context, s backend.SessionID, id uint64, priority uint32) error {
-	return found(b.call(ctx, opBury, string(s), padID(id), prio(priority)))
+	return b.callFound(ctx, opBury, string(s), padID(id), prio(priority))
 }
 
 // Touch resets the deadline of a job reserved by s.
 func (b *Backend) Touch(ctx context.Context, s backend.SessionID, id uint64) error {
-	return found(b.call(ctx, opTouch, string(s), padID(id)))
+	return b.callFound(ctx, opTouch, string(s), padID(id))
 }
 
 // Kick moves up to bound buried (else delayed) jobs of tube to ready.
@@ -66,7 +66,7 @@ func (b *Backend) Kick(ctx context.Context, tube string, bound uint64) (uint64, 
 	if err != nil {
 		return 0, err
 	}
-	r := newReply(res)
+	r := newReply(opKick, res)
 	n := r.int(0)
 	var first []handed
 	for i := 1; i < len(r.a); i++ {
@@ -81,17 +81,18 @@ func (b *Backend) Kick(ctx context.Context, tube string, bound uint64) (uint64, 
 
 // KickJob moves one buried or delayed job to ready.
 func (b *Backend) KickJob(ctx context.Context, id uint64) error {
-	return found(b.call(ctx, opKickJob, padID(id)))
+	return b.callFound(ctx, opKickJob, padID(id))
 }
 
 func prio(p uint32) string { return strconv.FormatUint(uint64(p), 10) }
 
-// found reads a script's 1 (done) / 0 (not found) reply.
-func found(res any, err error) error {
+// callFound runs an operation whose script replies 1 (done) or 0 (not found).
+func (b *Backend) callFound(ctx context.Context, o op, args ...any) error {
+	res, err := b.call(ctx, o, args...)
 	if err != nil {
 		return err
 	}
-	n, err := toInt(res)
+	n, err := toInt(o, res)
 	if err != nil {
 		return err
 	}

@@ -123,7 +123,7 @@ func (b *Backend) Reap(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if n, _ := toInt(res); n > 0 {
+	if n, _ := toInt(opReap, res); n > 0 {
 		b.opts.Logger.Info("redis: ended sessions of dead gateways", "sessions", n)
 	}
 	return nil
@@ -135,7 +135,7 @@ func (b *Backend) retryEndsLoop() {
 }
 
 // retryEnds tries again to end each session whose end failed. They are ended concurrently, so
-// that the batcher sends them together after an outage that left many behind.
+// that they go out together in a batch after an outage that left many behind.
 func (b *Backend) retryEnds() {
 	b.unendedMu.Lock()
 	ss := slices.Collect(maps.Keys(b.unended))

@@ -30,15 +30,12 @@ func (b *Backend) ListJobs(ctx context.Context, p backend.ListParams) (*backend.
 	if res == nil {
 		return nil, backend.ErrNotFound
 	}
-	r := newReply(res)
+	r := newReply(opListJobs, res)
 	n := len(r.a) / listedFields
 	page := &backend.JobPage{Jobs: make([]backend.ListedJob, 0, min(n, limit))}
 	for i := 0; i < n && i < limit; i++ {
 		at := i * listedFields
-		st, err := parseState(r.str(at + 2))
-		if err != nil {
-			return nil, err
-		}
+		st := r.state(at + 2)
 		page.Jobs = append(page.Jobs, backend.ListedJob{
 			JobStats: backend.JobStats{
 				ID: uint64(r.int(at)), Tube: r.str(at + 1), State: st, Priority: uint32(r.int(at + 3)),
@@ -62,7 +59,7 @@ func (b *Backend) DeleteJobs(ctx context.Context, tube string, state backend.Sta
 	if err != nil {
 		return 0, err
 	}
-	n, err := toInt(res)
+	n, err := toInt(opDeleteJobs, res)
 	return int(n), err
 }
 
@@ -72,6 +69,6 @@ func (b *Backend) MoveJobs(ctx context.Context, from, to string, state backend.S
 	if err != nil {
 		return 0, err
 	}
-	n, err := toInt(res)
+	n, err := toInt(opMoveJobs, res)
 	return int(n), err
 }

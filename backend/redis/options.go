@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -56,7 +57,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Prefix = DefaultPrefix
 	}
 	if strings.ContainsAny(o.Prefix, "{}") {
-		return o, fmt.Errorf("backend/redis: prefix %q may not contain '{' or '}'", o.Prefix)
+		return o, fmt.Errorf("redis: options: prefix %q may not contain '{' or '}'", o.Prefix)
 	}
 	if o.CommandTimeout <= 0 {
 		o.CommandTimeout = DefaultCommandTimeout
@@ -68,10 +69,13 @@ func (o Options) withDefaults() (Options, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Client == nil && o.URL == "" {
-		return o, fmt.Errorf("backend/redis: neither URL nor Client given")
+		return o, errors.New("redis: options: neither URL nor Client given")
 	}
 	return o, nil
 }
+
+// errBadURL: url.Parse's own error would quote the URL, password and all.
+var errBadURL = errors.New("redis: URL: not a valid URL")
 
 // ParseURL turns "redis://host:port/db?prefix=…&timeout=…&lease=…" (also rediss://) into
 // Options. prefix, timeout (CommandTimeout), lease (LeaseTTL) and cluster are ours; every
@@ -84,10 +88,10 @@ func (o Options) withDefaults() (Options, error) {
 func ParseURL(raw string) (Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Options{}, fmt.Errorf("backend/redis: %w", err)
+		return Options{}, errBadURL
 	}
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return Options{}, fmt.Errorf("backend/redis: URL scheme %q is not redis or rediss", u.Scheme)
+		return Options{}, fmt.Errorf("redis: URL: scheme %q is not redis or rediss", u.Scheme)
 	}
 	q := u.Query()
 	var o Options
@@ -98,14 +102,14 @@ func ParseURL(raw string) (Options, error) {
 	}{{"timeout", &o.CommandTimeout}, {"lease", &o.LeaseTTL}} {
 		if v := q.Get(d.name); v != "" {
 			if *d.to, err = time.ParseDuration(v); err != nil || *d.to <= 0 {
-				return Options{}, fmt.Errorf("backend/redis: %s=%q is not a positive duration", d.name, v)
+				return Options{}, fmt.Errorf("redis: URL: %s=%q is not a positive duration", d.name, v)
 			}
 		}
 		q.Del(d.name)
 	}
 	if v := q.Get("cluster"); v != "" {
 		if o.Cluster, err = strconv.ParseBool(v); err != nil {
-			return Options{}, fmt.Errorf("backend/redis: cluster=%q is not true or false", v)
+			return Options{}, fmt.Errorf("redis: URL: cluster=%q is not true or false", v)
 		}
 	}
 	q.Del("prefix")
@@ -113,7 +117,7 @@ func ParseURL(raw string) (Options, error) {
 	if su, sp := q.Get("sentinel_username"), q.Get("sentinel_password"); su != "" || sp != "" {
 		// go-redis takes the sentinels' credentials from the URL's user only.
 		if u.User != nil || q.Get("master_name") == "" {
-			return Options{}, fmt.Errorf("backend/redis: sentinel_username/sentinel_password need master_name= and no user in the URL")
+			return Options{}, errors.New("redis: URL: sentinel_username/sentinel_password need master_name= and no user in the URL")
 		}
 		u.User = url.UserPassword(su, sp)
 		if sp == "" {
@@ -127,18 +131,18 @@ func ParseURL(raw string) (Options, error) {
 	o.Sentinel = q.Get("master_name") != ""
 	switch {
 	case o.Cluster && o.Sentinel:
-		err = fmt.Errorf("backend/redis: master_name= (Sentinel) and cluster=true do not go together")
+		err = errors.New("redis: URL: master_name= (Sentinel) and cluster=true do not go together")
 	case o.Cluster:
 		_, err = clusterURLOptions(o.URL)
 	case o.Sentinel:
 		if _, err = goredis.ParseFailoverURL(o.URL); err != nil {
-			err = fmt.Errorf("backend/redis: %w", err)
+			err = opErr("URL", err)
 		}
 	case len(q["addr"]) > 0:
-		err = fmt.Errorf("backend/redis: addr= names more nodes of a Redis Cluster (add cluster=true) or more sentinels (add master_name=)")
+		err = errors.New("redis: URL: addr= names more nodes of a Redis Cluster (add cluster=true) or more sentinels (add master_name=)")
 	default:
 		if _, err = goredis.ParseURL(o.URL); err != nil {
-			err = fmt.Errorf("backend/redis: %w", err)
+			err = opErr("URL", err)
 		}
 	}
 	if err != nil {
@@ -155,14 +159,14 @@ func ParseURL(raw string) (Options, error) {
 func clusterURLOptions(raw string) (*goredis.ClusterOptions, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("backend/redis: %w", err)
+		return nil, errBadURL
 	}
 	if db := strings.Trim(u.Path, "/"); db != "" && db != "0" {
-		return nil, fmt.Errorf("backend/redis: DB %q in a cluster URL: a Redis Cluster has only DB 0", db)
+		return nil, fmt.Errorf("redis: URL: DB %q in a cluster URL: a Redis Cluster has only DB 0", db)
 	}
 	co, err := goredis.ParseClusterURL(raw)
 	if err != nil {
-		return nil, fmt.Errorf("backend/redis: %w", err)
+		return nil, opErr("URL", err)
 	}
 	return co, nil
 }

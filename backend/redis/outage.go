@@ -7,6 +7,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/beangate/beangate/internal/batch"
 )
 
 // maxProbeTimeout bounds each probe of a Redis known to be unreachable.
@@ -17,7 +19,7 @@ const maxProbeTimeout = time.Second
 // server loading its data or without a master) from Redis's answers to a script. After one,
 // calls fail at once until a PING answers (backend.Reachability).
 func isOutage(err error) bool {
-	if err == nil || errors.Is(err, goredis.Nil) || errors.Is(err, context.Canceled) || errors.Is(err, errClosed) {
+	if err == nil || errors.Is(err, goredis.Nil) || errors.Is(err, context.Canceled) || errors.Is(err, batch.ErrClosed) {
 		return false
 	}
 	var reply goredis.Error

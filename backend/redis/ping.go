@@ -10,7 +10,7 @@ import (
 // known unreachable it answers that at once (outage.go probes meanwhile).
 func (b *Backend) Ping(ctx context.Context) error {
 	if err := b.reach.Check(); err != nil {
-		return err
+		return opErr("ping", err)
 	}
 	return b.ping(ctx)
 }
@@ -20,7 +20,7 @@ func (b *Backend) ping(ctx context.Context) error {
 	if cc, ok := b.client.(interface {
 		ForEachMaster(context.Context, func(context.Context, *goredis.Client) error) error
 	}); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error { return c.Ping(ctx).Err() })
+		return opErr("ping", cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error { return c.Ping(ctx).Err() }))
 	}
-	return b.client.Ping(ctx).Err()
+	return opErr("ping", b.client.Ping(ctx).Err())
 }

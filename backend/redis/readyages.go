@@ -22,7 +22,7 @@ func (b *Backend) ReadyAges(ctx context.Context, tubes []string) (map[string]tim
 		if err != nil {
 			return nil, err
 		}
-		r := newReply(res)
+		r := newReply(opReadyAges, res)
 		for i, t := range tubes[:n] {
 			if ms := r.int(i); ms >= 0 {
 				ages[t] = time.Duration(ms) * time.Millisecond

@@ -14,7 +14,7 @@ import (
 const safetyPoll = time.Second
 
 // errSessionEnded answers a reserve whose session was ended while it waited.
-var errSessionEnded = errors.New("backend/redis: session ended")
+var errSessionEnded = errors.New("session ended")
 
 // reserveOutcome is the decoded reply of reserve.lua.
 type reserveOutcome struct {
@@ -51,13 +51,13 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 	}()
 	for {
 		if w.ended.Load() {
-			return nil, errSessionEnded
+			return nil, opErr(string(opReserve), errSessionEnded)
 		}
 		if done := b.waiters.handingOut(); done != nil {
 			select { // the publish that woke us may be of a job a session end hands to someone
 			case <-done:
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return nil, opErr(string(opReserve), ctx.Err())
 			}
 		}
 		if id, ok := w.takeHanded(); ok {
@@ -78,13 +78,13 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 			// a job the end did not return, or counted itself as waiting, which brings back a
 			// session the store does not know (wait, in lib.lua: a live session forgotten in a
 			// loss of data must come back). End it again, so that nothing of it stays behind.
-			return nil, errors.Join(errSessionEnded, b.EndSession(context.WithoutCancel(ctx), p.Session))
+			return nil, opErr(string(opReserve), errors.Join(errSessionEnded, b.EndSession(context.WithoutCancel(ctx), p.Session)))
 		}
 		switch {
 		case err == nil && out.job != nil:
 			return out.job, nil // even if ctx just ended: the job is reserved, do not lose it
 		case ctx.Err() != nil:
-			return nil, ctx.Err()
+			return nil, opErr(string(opReserve), ctx.Err())
 		case err != nil:
 			return nil, err
 		case out.soon:
@@ -109,9 +109,9 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		soon.arm(b, out.soonAt, out)
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, opErr(string(opReserve), ctx.Err())
 		case <-b.stop:
-			return nil, errClosed
+			return nil, opErr(string(opReserve), errClosed)
 		case <-w.ch: // a publish, a due time, or a wake-up passed on
 		case <-soon.ch:
 			soon.fired()
@@ -141,7 +141,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 	if err != nil {
 		return reserveOutcome{}, err
 	}
-	r := newReply(res)
+	r := newReply(opReserve, res)
 	switch r.int(0) {
 	case 1:
 		j, err := b.sawJob(r.job(1))
@@ -167,7 +167,7 @@ func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id
 	if err != nil || res == nil {
 		return nil, err
 	}
-	r := newReply(res)
+	r := newReply(opReserveHanded, res)
 	j, err := b.sawJob(r.job(0))
 	return r.readyFor(j, 4), err
 }

@@ -165,7 +165,7 @@ func isFunctionNotFound(err error) bool {
 func mustRead(name string) string {
 	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {
-		panic(fmt.Sprintf("backend/redis: embedded script %s: %v", name, err))
+		panic(fmt.Sprintf("redis: embedded script %s: %v", name, err))
 	}
 	return string(b)
 }

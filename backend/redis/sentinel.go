@@ -1,8 +1,6 @@
 package redis
 
 import (
-	"fmt"
-
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -13,7 +11,7 @@ import (
 //   - while there is no master (the old one is dead, no replica promoted yet) every dial fails
 //     at once and each call answers INTERNAL_ERROR, none waits for the failover;
 //   - a master that lacks the library is given it by the first call that finds it missing
-//     (batcher.exec), though a replica has its master's functions already;
+//     (execBatch), though a replica has its master's functions already;
 //   - the subscription is made again on the new master, which wakes every waiting reserve and
 //     restores the id floor and the leases at once (notify.go, lease.go): a promoted replica
 //     that lagged may have lost the last ids and lease renewals;
@@ -25,7 +23,7 @@ import (
 func dialSentinel(opts Options) (goredis.UniversalClient, error) {
 	fo, err := goredis.ParseFailoverURL(opts.URL)
 	if err != nil {
-		return nil, fmt.Errorf("backend/redis: %w", err)
+		return nil, opErr("URL", err)
 	}
 	fo.ReadTimeout, fo.WriteTimeout = opts.CommandTimeout, opts.CommandTimeout
 	fo.DialTimeout, fo.PoolTimeout = opts.CommandTimeout, opts.CommandTimeout

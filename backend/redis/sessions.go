@@ -31,7 +31,7 @@ func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
 	b.waiters.beginHandOut()
 	res, err := b.call(ctx, opSessionEnd, string(s), s.Process())
 	if err == nil {
-		b.waiters.handOut(returnedJobs(newReply(res)))
+		b.waiters.handOut(returnedJobs(newReply(opSessionEnd, res)))
 	}
 	b.waiters.endHandOut()
 	if err != nil && !errors.Is(err, errClosed) {

@@ -187,7 +187,7 @@ func TestRetryable(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{"connection refused", fmt.Errorf("backend/redis: ping: %w", refused), true},
+		{"connection refused", fmt.Errorf("redis: ping: %w", refused), true},
 		{"name not in DNS yet", &net.DNSError{Err: "no such host", Name: "redis", IsNotFound: true}, true},
 		{"a call timed out", fmt.Errorf("postgres: migration lock: %w", context.DeadlineExceeded), true},
 		{"PostgreSQL starting up", &pgconn.PgError{Code: "57P03"}, true},

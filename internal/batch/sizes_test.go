@@ -1,4 +1,4 @@
-package inflight
+package batch
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 )
 
 // Which queue may go out beside batches in flight: only a single call, while batches have lately
-// held single calls (few sessions); never while sessions share batches, never beyond max.
+// held single calls (few callers); never while callers share batches, never beyond max.
 func TestMayAdd(t *testing.T) {
 	for _, tc := range []struct {
 		name                     string
@@ -26,26 +26,34 @@ func TestMayAdd(t *testing.T) {
 		{"max in flight already", []int{1}, 2, 2, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var p Policy
+			var s sizes
 			for _, n := range tc.sent {
-				p.Sent(n)
+				s.sent(n)
 			}
-			require.Equal(t, tc.want, p.MayAdd(tc.inFlight, tc.flying, tc.queued, 2))
+			require.Equal(t, tc.want, s.mayAdd(tc.inFlight, tc.flying, tc.queued, 2))
 		})
 	}
+}
+
+// With one batch in flight at most, nothing goes out beside it, however small the batches.
+func TestMayAddOneInFlight(t *testing.T) {
+	var s sizes
+	s.sent(1)
+	require.True(t, s.mayAdd(0, 0, 1, 1))
+	require.False(t, s.mayAdd(1, 1, 1, 1))
 }
 
 // A run of single calls brings the average below the bar however long batches were shared, and
 // stays there: the average does not stick above it (integer rounding).
 func TestSentAverages(t *testing.T) {
-	var p Policy
+	var s sizes
 	for range 100 {
-		p.Sent(6)
+		s.sent(6)
 	}
-	require.InDelta(t, 6<<10, p.avg, 64)
+	require.InDelta(t, 6<<10, s.avg, 64)
 	for range 60 {
-		p.Sent(1)
+		s.sent(1)
 	}
-	require.Less(t, p.avg, fewCalls)
-	require.InDelta(t, 1<<10, p.avg, 64)
+	require.Less(t, s.avg, fewCalls)
+	require.InDelta(t, 1<<10, s.avg, 64)
 }
