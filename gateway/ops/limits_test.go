@@ -41,7 +41,7 @@ func TestIdleFloodIsBounded(t *testing.T) {
 	const (
 		limit   = 20
 		flood   = 200
-		timeout = 500 * time.Millisecond
+		timeout = time.Second
 	)
 	s := startOpsServer(t, 100, gateway.Config{Auth: tokens.Check, MaxHandshaking: limit, HandshakeTimeout: timeout})
 	// One client authenticated before the flood keeps working through it.
@@ -57,10 +57,9 @@ func TestIdleFloodIsBounded(t *testing.T) {
 		conns = append(conns, nc)
 	}
 	worker.Do("put 0 0 60 1\r\nx\r\n", "INSERTED {n}\r\n")
-	require.Eventually(t, func() bool {
-		return s.srv.Figures().Rejected[gateway.RejectHandshakeLimit] == flood-limit
-	}, 5*time.Second, 10*time.Millisecond)
-	require.EqualValues(t, limit, s.srv.Figures().Handshaking)
+	// On a slow machine the first flood connections may time out before the last are dialed,
+	// freeing slots for later ones; what must hold is that never more than the limit wait.
+	require.LessOrEqual(t, s.srv.Figures().Handshaking, int64(limit))
 
 	// Every flood connection ends: at once beyond the limit, at the timeout within it.
 	for _, nc := range conns {
@@ -77,7 +76,11 @@ func TestIdleFloodIsBounded(t *testing.T) {
 	}
 	require.Less(t, time.Since(began), timeout+3*time.Second)
 	require.Eventually(t, func() bool { return s.srv.Figures().Handshaking == 0 }, 5*time.Second, 10*time.Millisecond)
-	require.EqualValues(t, limit, s.srv.Figures().Rejected[gateway.RejectAuthTimeout])
+	// Every flood connection was turned away exactly once: at once, or at the timeout.
+	f := s.srv.Figures()
+	require.EqualValues(t, flood, f.Rejected[gateway.RejectHandshakeLimit]+f.Rejected[gateway.RejectAuthTimeout])
+	require.GreaterOrEqual(t, f.Rejected[gateway.RejectAuthTimeout], uint64(limit))
+	require.Positive(t, f.Rejected[gateway.RejectHandshakeLimit])
 
 	fresh := gatewaytest.Dial(t, s.addr)
 	fresh.Do("auth tok\r\n", "AUTHENTICATED\r\n")
