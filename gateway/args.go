@@ -49,23 +49,29 @@ func lastID(b []byte) (uint64, bool) {
 // the rest ignored; the value is then truncated to 32 bits. Only "no digits" and overflow of 64
 // bits are errors.
 func readKickBound(b []byte) (uint32, bool) {
-	i := 0
-	for i < len(b) && isCSpace(b[i]) {
-		i++
-	}
-	neg := false
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
-		neg = b[i] == '-'
-		i++
-	}
-	v, _, ok := readUint(b[i:], math.MaxUint64)
-	if !ok || len(b[i:]) == 0 || b[i] == ' ' { // readUint would skip spaces after a sign
+	b, neg := cSign(b)
+	v, _, ok := readUint(b, math.MaxUint64)
+	if !ok || len(b) == 0 || b[0] == ' ' { // readUint would skip spaces after a sign
 		return 0, false
 	}
 	if neg {
 		v = -v
 	}
 	return uint32(v), true
+}
+
+// cSign skips what C's strtol and strtoul read before the digits: white space (as isspace) and
+// an optional sign, reported as neg.
+func cSign(b []byte) (rest []byte, neg bool) {
+	i := 0
+	for i < len(b) && isCSpace(b[i]) {
+		i++
+	}
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		neg = b[i] == '-'
+		i++
+	}
+	return b[i:], neg
 }
 
 func isCSpace(c byte) bool {

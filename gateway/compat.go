@@ -24,17 +24,9 @@ func (s *Server) version() string {
 // is ignored), BAD_FORMAT only when the number overflows a long; the value is then kept in a C
 // int, truncated to 32 bits, and a negative timeout waits for ever (-1 is returned for that).
 func readReserveTimeout112(b []byte) (time.Duration, bool) {
-	i := 0
-	for i < len(b) && isCSpace(b[i]) {
-		i++
-	}
-	neg := false
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
-		neg = b[i] == '-'
-		i++
-	}
+	b, neg := cSign(b)
 	var v uint64
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+	for i := 0; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
 		d := uint64(b[i] - '0')
 		if v > (1<<63-d)/10 { // ERANGE (glibc's strtol clamps and sets errno, which 1.12 checks)
 			return 0, false

@@ -174,15 +174,9 @@ func (s *Server) Serve(ln net.Listener) error {
 			continue
 		}
 		if s.cfg.TLS != nil {
-			s.mu.Lock()
-			if s.closed {
-				s.mu.Unlock()
-				s.drop(nc, gated)
+			if !s.track(nc, gated, func() { s.pending[nc] = struct{}{} }) {
 				return ErrServerClosed
 			}
-			s.pending[nc] = struct{}{}
-			s.connWG.Add(1)
-			s.mu.Unlock()
 			go s.handshake(nc, gated)
 			continue
 		}
@@ -192,19 +186,28 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 }
 
-// start serves nc (past any TLS handshake) on its own goroutine; false if the server closed.
-func (s *Server) start(nc net.Conn, gated bool) bool {
-	c := s.newConn(nc)
-	c.gated = gated
+// track registers nc (add, under s.mu) as a connection Shutdown waits for, unless the server
+// has closed: then it drops nc and returns false.
+func (s *Server) track(nc net.Conn, gated bool, add func()) bool {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		s.drop(nc, gated)
 		return false
 	}
-	s.conns[c] = struct{}{}
+	add()
 	s.connWG.Add(1)
 	s.mu.Unlock()
+	return true
+}
+
+// start serves nc (past any TLS handshake) on its own goroutine; false if the server closed.
+func (s *Server) start(nc net.Conn, gated bool) bool {
+	c := s.newConn(nc)
+	c.gated = gated
+	if !s.track(nc, gated, func() { s.conns[c] = struct{}{} }) {
+		return false
+	}
 	go func() {
 		defer s.connWG.Done()
 		defer s.open.Add(-1)
@@ -227,19 +230,7 @@ func (s *Server) isClosed() bool {
 // returns every reservation to ready, closes each connection cleanly (see conn.closeSocket), and
 // waits for the connections to end or ctx to expire, whichever is first; then Close cuts them.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.closed = true
-	for ln := range s.listeners {
-		_ = ln.Close()
-	}
-	for c := range s.conns {
-		c.stopAfterCommand()
-	}
-	for nc := range s.pending {
-		_ = nc.Close() // nothing to finish before its handshake ends
-	}
-	s.mu.Unlock()
-
+	s.closeAll((*conn).stopAfterCommand)
 	done := make(chan struct{})
 	go func() { s.connWG.Wait(); close(done) }()
 	select {
@@ -255,18 +246,26 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // the commands they run; their sessions are still ended (reservations returned) as each
 // connection goroutine exits.
 func (s *Server) Close() error {
+	s.closeAll(func(c *conn) {
+		c.cancel()
+		_ = c.nc.Close()
+	})
+	return nil
+}
+
+// closeAll marks the server closed, closes its listeners and the connections still in their TLS
+// handshake (nothing to finish there), and runs stop on every connection being served.
+func (s *Server) closeAll(stop func(c *conn)) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.closed = true
 	for ln := range s.listeners {
 		_ = ln.Close()
 	}
 	for c := range s.conns {
-		c.cancel()
-		_ = c.nc.Close()
+		stop(c)
 	}
 	for nc := range s.pending {
 		_ = nc.Close()
 	}
-	s.mu.Unlock()
-	return nil
 }

@@ -124,18 +124,10 @@ func (b *Backend) renewLeases() {
 			_ = conn.Close(context.Background())
 		}
 	}()
-	period := b.opts.LeaseTTL / 3
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-tick.C:
-		}
+	b.every(b.opts.LeaseTTL/3, func() {
 		ps := b.leases.list()
 		if len(ps) == 0 {
-			continue
+			return
 		}
 		// A renewal may take up to half a lease (ticks meanwhile are dropped): later than that,
 		// the lease would be at risk anyway, and the next tick tries again.
@@ -156,12 +148,12 @@ func (b *Backend) renewLeases() {
 			if !b.renewFailed.Swap(true) {
 				b.opts.Logger.Warn("postgres: renewing gateway leases failed", "err", err)
 			}
-			continue
+			return
 		}
 		if b.renewFailed.Swap(false) {
 			b.opts.Logger.Info("postgres: gateway leases renewed again")
 		}
-	}
+	})
 }
 
 // heartbeat ends again, every LeaseTTL/3, the sessions whose end failed, and ends the sessions
@@ -175,22 +167,15 @@ func (b *Backend) renewLeases() {
 // rounded up to whole ticks (2 × LeaseTTL/3): 2 × LeaseTTL, 10 s with the default lease.
 func (b *Backend) heartbeat() {
 	defer b.wg.Done()
-	tick := time.NewTicker(b.opts.LeaseTTL / 3)
-	defer tick.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-tick.C:
-		}
+	b.every(b.opts.LeaseTTL/3, func() {
 		ctx := context.Background()
 		if b.renewFailed.Load() {
 			b.leases.clearSuspects()
-			continue
+			return
 		}
 		if err := b.retryEndSessions(ctx); err != nil {
 			b.leases.clearSuspects()
-			continue
+			return
 		}
 		if err := b.reapDeadProcesses(ctx); err != nil {
 			b.opts.Logger.Warn("postgres: ending sessions of dead gateways failed", "err", err)
@@ -203,6 +188,20 @@ func (b *Backend) heartbeat() {
 			return err
 		}); err != nil {
 			b.opts.Logger.Warn("postgres: folding the timeout counts failed", "err", err)
+		}
+	})
+}
+
+// every runs f every d until Close.
+func (b *Backend) every(d time.Duration, f func()) {
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-tick.C:
+			f()
 		}
 	}
 }

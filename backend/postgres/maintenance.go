@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -18,18 +17,11 @@ var vacuumTables = []string{"jobs", "tubes", "counters", "sessions", "session_wa
 // where the dead entries of reserved and deleted jobs collect.
 func (b *Backend) vacuumLoop() {
 	defer b.wg.Done()
-	tick := time.NewTicker(b.opts.VacuumInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-tick.C:
-		}
+	b.every(b.opts.VacuumInterval, func() {
 		if err := b.vacuum(context.Background()); err != nil {
 			b.opts.Logger.Warn("postgres: vacuum failed", "err", err)
 		}
-	}
+	})
 }
 
 func (b *Backend) vacuum(ctx context.Context) error {

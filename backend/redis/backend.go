@@ -74,7 +74,7 @@ type Backend struct {
 
 	floor       atomic.Uint64 // the highest job id this process has handed out (idfloor.go)
 	reconnected chan struct{} // the subscription was made again: Redis may have lost data
-	restoreNow  chan struct{} // the heartbeat saw a reconnect: restore at once (lease.go)
+	restoreNow  chan struct{} // the same, for the restore loop (lease.go)
 
 	procsMu sync.Mutex
 	procs   map[string]struct{} // gateway processes whose lease this Backend keeps alive

@@ -14,49 +14,28 @@ import (
 // restore loop is told too). Renewals run on their own: nothing else can hold one back, not a
 // restore waiting for replicas (Options.WaitReplicas) nor one waiting out a timeout.
 func (b *Backend) heartbeatLoop() {
-	defer b.wg.Done()
-	t := time.NewTicker(b.opts.LeaseTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-		case <-b.reconnected:
-			select {
-			case b.restoreNow <- struct{}{}:
-			default:
-			}
-		}
+	b.every(b.opts.LeaseTTL/3, b.reconnected, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
 		b.renewLeases(ctx)
 		cancel()
-	}
+	})
 }
 
 // restoreLoop puts back what a store that lost data forgot (idfloor.go), three times per
 // LeaseTTL and at once after a reconnect.
 func (b *Backend) restoreLoop() {
-	defer b.wg.Done()
-	t := time.NewTicker(b.opts.LeaseTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-		case <-b.restoreNow:
-		}
+	b.every(b.opts.LeaseTTL/3, b.restoreNow, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
 		if err := b.restore(ctx); err != nil {
 			b.opts.Logger.Warn("redis: restoring the default tube and the job id floor failed", "err", err)
 		}
 		cancel()
-	}
+	})
 }
 
-// every runs f every d until Close; it is one of the goroutines Close waits for.
-func (b *Backend) every(d time.Duration, f func()) {
+// every runs f every d, and at once whenever now is signalled (nil: never), until Close; it is
+// one of the goroutines Close waits for.
+func (b *Backend) every(d time.Duration, now <-chan struct{}, f func()) {
 	defer b.wg.Done()
 	t := time.NewTicker(d)
 	defer t.Stop()
@@ -65,8 +44,9 @@ func (b *Backend) every(d time.Duration, f func()) {
 		case <-b.stop:
 			return
 		case <-t.C:
-			f()
+		case <-now:
 		}
+		f()
 	}
 }
 
@@ -107,7 +87,7 @@ func (b *Backend) suspicionTTL() time.Duration { return 2 * b.opts.LeaseTTL }
 
 // reapLoop ends the sessions of dead gateway processes, every LeaseTTL/2.
 func (b *Backend) reapLoop() {
-	b.every(b.opts.LeaseTTL/2, func() {
+	b.every(b.opts.LeaseTTL/2, nil, func() {
 		if err := b.Reap(context.Background()); err != nil {
 			b.opts.Logger.Warn("redis: reaping dead gateways failed", "err", err)
 		}
@@ -131,7 +111,7 @@ func (b *Backend) Reap(ctx context.Context) error {
 
 // retryEndsLoop retries the ends that failed (see EndSession), three times per LeaseTTL.
 func (b *Backend) retryEndsLoop() {
-	b.every(b.opts.LeaseTTL/3, b.retryEnds)
+	b.every(b.opts.LeaseTTL/3, nil, b.retryEnds)
 }
 
 // retryEnds tries again to end each session whose end failed. They are ended concurrently, so

@@ -340,11 +340,13 @@ func (b *Backend) listen() {
 			}
 		case *goredis.Subscription:
 			// (Re)subscribed after a reconnect: publishes may be lost, and Redis may have lost
-			// data (restarted, failed over), which the heartbeat restores (idfloor.go).
+			// data (restarted, failed over): renew the leases and restore at once (lease.go).
 			b.waiters.wakeAll()
-			select {
-			case b.reconnected <- struct{}{}:
-			default:
+			for _, ch := range []chan struct{}{b.reconnected, b.restoreNow} {
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
 			}
 		}
 	}

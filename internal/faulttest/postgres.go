@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/beangate/beangate/backend/backendtest"
+	"github.com/beangate/beangate/backend/postgres/pgtest"
 )
 
 // PGServer is one private PostgreSQL server of a PGPair.
@@ -30,12 +28,11 @@ type PGServer struct {
 // PGPair is a private PostgreSQL primary and a streaming standby made from it with
 // pg_basebackup, on loopback ports base (the primary) and base+1. Both listen on 127.0.0.1 and
 // CutHost, so that a test can cut one client's path (see NetCut) and not another's.
-// PostgreSQL refuses to run as root: as root the servers run as the postgres user.
+// As root the servers run as the postgres user (see pgtest.Tools).
 type PGPair struct {
 	t       testing.TB
-	bin     string
+	tools   *pgtest.Tools
 	dir     string
-	runAs   []string
 	Primary *PGServer
 	Standby *PGServer
 }
@@ -66,36 +63,23 @@ func StartPG(t testing.TB, port int) *PGPair {
 // are free.
 func startPrimary(t testing.TB, base, n int, sync bool) *PGPair {
 	t.Helper()
-	bin, err := postgresBinDir()
-	if err != nil {
-		backendtest.Unavailable(t, "PostgreSQL: %v", err)
-		return nil
-	}
 	FreePorts(t, base, n)
-	p := &PGPair{t: t, bin: bin}
+	p := &PGPair{t: t}
+	var err error
 	p.dir, err = os.MkdirTemp("/tmp", "beangate-faults-pg-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(p.dir) })
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			backendtest.Unavailable(t, "running as root and there is no postgres user to run PostgreSQL as: %v", err)
-			return nil
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chown(p.dir, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-		p.runAs = []string{"runuser", "-u", "postgres", "--"}
+	if p.tools, err = pgtest.NewTools(p.dir); err != nil {
+		backendtest.Unavailable(t, "PostgreSQL: %v", err)
+		return nil
 	}
 	p.Primary = &PGServer{pair: p, Name: "primary", Port: base, data: filepath.Join(p.dir, "primary"), log: filepath.Join(p.dir, "primary.log")}
 	t.Cleanup(func() {
 		for _, s := range []*PGServer{p.Primary, p.Standby} {
 			if s != nil {
-				_ = p.command("pg_ctl", "-D", s.data, "-m", "immediate", "-w", "stop").Run()
+				_ = p.tools.Command("pg_ctl", "-D", s.data, "-m", "immediate", "-w", "stop").Run()
 			}
 		}
 	})
@@ -123,32 +107,9 @@ func startPrimary(t testing.TB, base, n int, sync bool) *PGPair {
 	return p
 }
 
-// postgresBinDir finds the newest /usr/lib/postgresql/<version>/bin holding initdb, or the
-// directory of pg_ctl on PATH.
-func postgresBinDir() (string, error) {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_basebackup")
-	version := func(p string) float64 {
-		v, _ := strconv.ParseFloat(filepath.Base(filepath.Dir(filepath.Dir(p))), 64)
-		return v
-	}
-	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
-	if len(dirs) > 0 {
-		return filepath.Dir(dirs[0]), nil
-	}
-	if p, err := exec.LookPath("pg_basebackup"); err == nil {
-		return filepath.Dir(p), nil
-	}
-	return "", fmt.Errorf("no pg_basebackup in /usr/lib/postgresql/*/bin or on PATH")
-}
-
-func (p *PGPair) command(name string, args ...string) *exec.Cmd {
-	argv := append(append(append([]string{}, p.runAs...), filepath.Join(p.bin, name)), args...)
-	return exec.Command(argv[0], argv[1:]...)
-}
-
 func (p *PGPair) run(name string, args ...string) {
 	p.t.Helper()
-	if out, err := p.command(name, args...).CombinedOutput(); err != nil {
+	if out, err := p.tools.Command(name, args...).CombinedOutput(); err != nil {
 		p.dumpLogs()
 		p.t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
