@@ -153,7 +153,7 @@ func New(opts Options) *Backend {
 		deadlines: newIndexedHeap(byDeadline, setGlobalIndex),
 		paused:    newIndexedHeap(byPauseEnd, setPauseIndex),
 		waiters:   newIndexedHeap(byWake, setWaiterIndex),
-		pol:       policies{seed: maphash.MakeSeed()},
+		pol:       policies{seed: maphash.MakeSeed(), expiring: newIndexedHeap(byExpiry, setExpiryIndex)},
 	}
 	b.reclaim.collect = debug.FreeOSMemory
 	b.reclaim.lock = &b.mu

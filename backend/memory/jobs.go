@@ -43,6 +43,7 @@ type job struct {
 	state jobState
 	// expired: its tube's expiry has acted on it (buried it), and does not again.
 	expired bool
+	eIdx    int32 // position + 1 in Backend.pol.expiring; 0 when not in it
 }
 
 // jobState is a backend.State in a byte.

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"container/heap"
 	"context"
 	"hash/maphash"
 	"slices"
@@ -30,31 +29,24 @@ type tubePolicy struct {
 type policies struct {
 	list      []backend.Policy // sorted by Tube
 	seed      maphash.Seed
-	expiring  expiryHeap      // jobs of tubes with an expiry, by expiry time; entries may be stale
-	rateWaits map[*tube]int64 // rate-limited tubes with waiters: when their next token accrues
+	expiring  indexedHeap[*job] // the unexpired jobs of tubes with an expiry, by expiry time
+	rateWaits map[*tube]int64   // rate-limited tubes with waiters: when their next token accrues
 	observers []func(backend.PolicyAction)
 	file      *policyFile // nil without a binlog
 }
 
-// expiryEntry is a job's expiry time as its tube's policy gave it when the entry was made; the
-// job is looked up again when it comes due (it may be gone, moved, or given a new policy).
-type expiryEntry struct {
-	at int64
-	id uint64
+// expiresAt is when j expires, by its tube's policy: defined while j is in Backend.pol.expiring
+// (its tube has an expiry, and it leaves the heap before it changes tube or the policies
+// change), so the heap's keys stay fixed.
+func (j *job) expiresAt() int64 { return j.created + int64(j.tube.pol.ExpireAfter) }
+
+func byExpiry(a, b *job) bool {
+	ea, eb := a.expiresAt(), b.expiresAt()
+	return ea < eb || (ea == eb && a.id < b.id)
 }
 
-type expiryHeap []expiryEntry
-
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].at < h[j].at }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiryEntry)) }
-func (h *expiryHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
-}
+// setExpiryIndex keeps position + 1 in eIdx, so that a job's zero value is "not in the heap".
+func setExpiryIndex(j *job, i int) { j.eIdx = int32(i + 1) }
 
 // newTubePolicyLocked returns the policy state for a tube named name; nil when no policy
 // matches it.
@@ -163,11 +155,11 @@ func (b *Backend) replacePoliciesLocked(list []backend.Policy, now time.Time) er
 // whose policy is unchanged keeps its rate state. Waiters are then served, as a cap raised or
 // cleared may let them take jobs at once; expiries already past act at the next due check.
 func (b *Backend) applyPoliciesLocked(now time.Time) {
-	b.pol.expiring = b.pol.expiring[:0]
-	b.pol.rateWaits = nil
-	if len(b.pol.list) == 0 {
-		b.pol.expiring = nil
+	for _, j := range b.pol.expiring.items {
+		j.eIdx = 0
 	}
+	b.pol.expiring.items = nil // emptied before the keys change
+	b.pol.rateWaits = nil
 	indexJobs := false
 	for _, t := range b.order {
 		old := t.pol
@@ -219,13 +211,15 @@ func (b *Backend) joinedLocked(j *job) {
 		p.unique[h] = append(p.unique[h], j)
 	}
 	if p.ExpireAfter > 0 && !j.expired {
-		heap.Push(&b.pol.expiring, expiryEntry{at: j.created + int64(p.ExpireAfter), id: j.id})
+		b.pol.expiring.Push(j)
 	}
 }
 
 // leftLocked unindexes j, which is leaving its tube (governed by a policy): deleted or moved.
-// Its expiry entry goes stale and is dropped when it comes due.
 func (b *Backend) leftLocked(j *job) {
+	if j.eIdx > 0 {
+		b.pol.expiring.Remove(int(j.eIdx - 1))
+	}
 	p := j.tube.pol
 	if p.unique == nil {
 		return
@@ -355,8 +349,8 @@ func (b *Backend) expireDeleteLocked(j *job) {
 func (b *Backend) policyDueLocked() (int64, bool) {
 	var at int64
 	ok := false
-	if len(b.pol.expiring) > 0 {
-		at, ok = b.pol.expiring[0].at, true
+	if j, in := b.pol.expiring.Top(); in {
+		at, ok = j.expiresAt(), true
 	}
 	for _, w := range b.pol.rateWaits {
 		if !ok || w < at {
@@ -375,22 +369,18 @@ func (b *Backend) applyPolicyDueLocked(at time.Time) {
 			b.serveLocked(t, at)
 		}
 	}
-	for len(b.pol.expiring) > 0 && b.pol.expiring[0].at <= n {
-		e := heap.Pop(&b.pol.expiring).(expiryEntry)
-		j := b.jobs.Get(e.id)
-		if j == nil || j.tube.pol == nil || j.tube.pol.ExpireAfter == 0 || j.expired {
-			continue // gone, or no longer governed by an expiry
+	for {
+		j, ok := b.pol.expiring.Top()
+		if !ok || j.expiresAt() > n {
+			return
 		}
-		if due := j.created + int64(j.tube.pol.ExpireAfter); due > n {
-			heap.Push(&b.pol.expiring, expiryEntry{at: due, id: j.id}) // its expiry moved later
-			continue
-		}
+		b.pol.expiring.Pop()
 		b.expireLocked(j)
 	}
 }
 
-// expireLocked applies its tube's expiry to j, whose time has come. A reserved job is left to
-// its holder (comeBackLocked expires it when it comes back).
+// expireLocked applies its tube's expiry to j, whose time has come, taken out of the heap. A
+// reserved job is left to its holder (comeBackLocked expires it when it comes back).
 func (b *Backend) expireLocked(j *job) {
 	switch {
 	case j.state == jobReserved:

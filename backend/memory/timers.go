@@ -32,7 +32,7 @@ func (b *Backend) nextEventLocked() (kind eventKind, at time.Time) {
 			kind, at = pauseEnds, t
 		}
 	}
-	if len(b.pol.expiring) > 0 || len(b.pol.rateWaits) > 0 {
+	if len(b.pol.expiring.items) > 0 || len(b.pol.rateWaits) > 0 {
 		if ns, _ := b.policyDueLocked(); kind == noEvent || ns < nanos(at) {
 			kind, at = policyDue, timeAt(ns)
 		}
