@@ -13,6 +13,8 @@ import (
 // a million-job tube holds the store only briefly at a time. Backend embeds Admin: every store
 // implements it.
 type Admin interface {
+	Policies
+
 	// ListJobs lists a tube's jobs in one state, in the state's own order: ready by (priority,
 	// id) — the order reserves take them —, delayed by (due time, id), buried oldest first (the
 	// order kick takes them), reserved by (deadline, id). It returns up to p.Limit jobs

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -260,6 +261,12 @@ func (c *conn) cmdRelease(args []byte) bool {
 	ctx, cancel := c.callContext()
 	defer cancel()
 	err := c.srv.cfg.Backend.Release(ctx, backend.ReleaseParams{Session: c.sid, ID: id, Priority: pri, Delay: seconds(delay)})
+	reply := msgReleased
+	if errors.Is(err, backend.ErrBuried) {
+		// The tube's max-reserves buried it: beanstalkd's answer for a release it could not
+		// requeue.
+		err, reply = nil, msgBuried
+	}
 	if err != nil {
 		c.replyError("release", err)
 		return true
@@ -267,7 +274,7 @@ func (c *conn) cmdRelease(args []byte) bool {
 	if c.srv.obs != nil {
 		c.unhold(id, false)
 	}
-	c.reply(msgReleased)
+	c.reply(reply)
 	return true
 }
 

@@ -65,9 +65,28 @@ func groups() []group {
 	}
 }
 
+// Option adjusts Run.
+type Option func(*options)
+
+type options struct {
+	withoutPolicies bool
+}
+
+// WithoutPolicies leaves out the policy groups, for a store whose Policies are still
+// backend.NoPolicies. Without it, a store answering ErrPolicyUnsupported fails them.
+func WithoutPolicies() Option { return func(o *options) { o.withoutPolicies = true } }
+
 // Run runs the whole Backend contract against backends made by newBackend.
-func Run(t *testing.T, newBackend NewBackend) {
-	for _, g := range groups() {
+func Run(t *testing.T, newBackend NewBackend, opts ...Option) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	gs := groups()
+	if !o.withoutPolicies {
+		gs = append(gs, policyGroups()...)
+	}
+	for _, g := range gs {
 		t.Run(g.name, func(t *testing.T) {
 			t.Parallel()
 			for _, c := range g.cases {

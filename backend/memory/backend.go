@@ -76,6 +76,8 @@ type Backend struct {
 	walSeq uint64      // what the operation under way must commit (see endWrite)
 	walErr error       // a record the operation under way could not place
 
+	backend.NoPolicies // TEMP
+
 	imported map[string]uint64 // key -> id of every imported job (Import)
 	keys     *keyFile          // the binlog directory's key file; nil without a binlog
 }

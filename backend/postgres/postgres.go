@@ -26,6 +26,9 @@ var _ backend.Backend = (*Backend)(nil)
 // Backend is the PostgreSQL Backend. It is safe for concurrent use.
 type Backend struct {
 	backend.NoBinlog
+	// Policies are not implemented yet: remove this line (and WithoutPolicies in the
+	// conformance tests) when they are.
+	backend.NoPolicies
 
 	poll     time.Duration // pollInterval, except in tests that must see a lost wake-up
 	pool     *pgxpool.Pool

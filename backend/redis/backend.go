@@ -58,6 +58,9 @@ var _ backend.Backend = (*Backend)(nil)
 // Backend is a backend.Backend on Redis. Use New.
 type Backend struct {
 	backend.NoBinlog
+	// Policies are not implemented yet: remove this line (and WithoutPolicies in the
+	// conformance tests) when they are.
+	backend.NoPolicies
 
 	opts       Options
 	safetyPoll time.Duration           // safetyPoll, except in tests that must see a lost wake-up

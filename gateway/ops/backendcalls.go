@@ -86,7 +86,8 @@ func (c *backendCalls) done(op int, began time.Time, err error) {
 
 func isAnswer(err error) bool {
 	return errors.Is(err, backend.ErrNotFound) || errors.Is(err, backend.ErrTimedOut) ||
-		errors.Is(err, backend.ErrDeadlineSoon) || errors.Is(err, context.Canceled)
+		errors.Is(err, backend.ErrDeadlineSoon) || errors.Is(err, backend.ErrBuried) ||
+		errors.Is(err, context.Canceled)
 }
 
 // InstrumentBackend wraps b so that every call into it is measured on reg. A reserve allowed to
@@ -334,4 +335,25 @@ func (i *instrumented) StartReserve(ctx context.Context, p backend.ReserveParams
 		i.m.done(op, t, err)
 	}
 	return j, pending, err
+}
+
+// The policy calls are an operator's, rare: they pass through unmeasured.
+func (i *instrumented) SetPolicy(ctx context.Context, p backend.Policy) error {
+	return i.b.SetPolicy(ctx, p)
+}
+
+func (i *instrumented) Policy(ctx context.Context, pattern string) (backend.Policy, error) {
+	return i.b.Policy(ctx, pattern)
+}
+
+func (i *instrumented) ListPolicies(ctx context.Context) ([]backend.Policy, error) {
+	return i.b.ListPolicies(ctx)
+}
+
+func (i *instrumented) ClearPolicy(ctx context.Context, pattern string) error {
+	return i.b.ClearPolicy(ctx, pattern)
+}
+
+func (i *instrumented) ObservePolicyActions(f func(backend.PolicyAction)) {
+	i.b.ObservePolicyActions(f)
 }
