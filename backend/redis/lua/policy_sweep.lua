@@ -3,8 +3,10 @@
 -- max-reserves); a tube emptied by expiry and referenced by nobody vanishes. Any gateway may run
 -- it, as often as it likes: a tube with nothing due costs a read of its hash.
 -- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
--- returns 1
-for _, t in ipairs(redis.call('SMEMBERS', B .. ':pt')) do
+-- ARGV: only the common ones
+-- returns how many tubes a policy governs
+local governed = redis.call('SMEMBERS', B .. ':pt')
+for _, t in ipairs(governed) do
   if tube_exists(t) then
     tick(t)
     gc(t)
@@ -12,4 +14,4 @@ for _, t in ipairs(redis.call('SMEMBERS', B .. ':pt')) do
     redis.call('SREM', B .. ':pt', t)
   end
 end
-return 1
+return #governed
