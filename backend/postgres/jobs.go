@@ -38,14 +38,26 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 	if p.ID > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	var announced bool // ready, or delayed and due first in its tube
-	tube, err := b.ownerOp(ctx, "release", b.st.get("release"), []any{&announced},
+	var announced, buried bool // ready, or delayed and due first in its tube; buried (policies)
+	more, policies := []any{&announced}, b.policiesActive()
+	if policies {
+		more = append(more, &buried)
+	}
+	tube, err := b.ownerOp(ctx, "release", b.variant("release", policies), more,
 		b.now(), string(p.Session), int64(p.ID), int64(p.Priority), p.Delay.Microseconds(), b.leases.list())
 	if err != nil {
 		return err
 	}
 	if announced {
 		b.waiters.wake(tube, 1)
+	}
+	if !policies {
+		return nil
+	}
+	b.cameBack(tube)
+	if buried {
+		b.report(backend.PolicyAction{Tube: tube, Policy: backend.PolicyMaxReserves, Action: backend.ActionBury, Job: p.ID})
+		return backend.ErrBuried
 	}
 	return nil
 }
@@ -55,7 +67,10 @@ func (b *Backend) Bury(ctx context.Context, s backend.SessionID, id uint64, prio
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	_, err := b.ownerOp(ctx, "bury", b.st.get("bury"), nil, b.now(), string(s), int64(id), int64(priority))
+	tube, err := b.ownerOp(ctx, "bury", b.st.get("bury"), nil, b.now(), string(s), int64(id), int64(priority))
+	if err == nil {
+		b.cameBack(tube)
+	}
 	return err
 }
 
