@@ -73,8 +73,9 @@ type Policies interface {
 	ObservePolicyActions(f func(PolicyAction))
 }
 
-// ErrBuried: Release did its work but the job went to buried (MaxReserves): the gateway
-// answers BURIED, as beanstalkd does when it cannot requeue a released job.
+// ErrBuried: Release did its work but a policy buried the job instead of requeueing it
+// (MaxReserves used up, or ExpireAfter past with ExpireBury): the gateway answers BURIED, as
+// beanstalkd does when it cannot requeue a released job.
 var ErrBuried = errors.New("backend: buried")
 
 // ErrBadPolicy: a Policy that fails Validate. Wrapped with the reason.

@@ -33,6 +33,9 @@ type Config struct {
 	// Binlog is beanstalkd's -b/-f/-F/-s: the memory backend's persistence, in beanstalkd's
 	// own file format. Refused with the Redis and PostgreSQL backends.
 	Binlog Binlog `mapstructure:"binlog"`
+	// Policies are per-tube policies set in the store at start, replacing any policy the store
+	// holds for the same tube pattern (others are kept).
+	Policies []Policy `mapstructure:"policies"`
 	// Fleet: ops listener, TLS, auth, limits (fleet.go); its keys are top-level.
 	Fleet `mapstructure:",squash"`
 }

@@ -60,6 +60,7 @@ func (c *Config) Validate() (warnings []string, err error) {
 		bad("log.level %q: must be debug, info, warn or error", c.Log.Level)
 	}
 	c.Fleet.validate(bad)
+	validatePolicies(c.Policies, bad)
 	if c.Binlog.Dir != "" && !isMemory(c.Backend) {
 		errs = append(errs, fmt.Errorf("binlog: %w", ErrBinlogUnsupported))
 	}

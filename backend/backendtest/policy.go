@@ -357,6 +357,27 @@ var expireAfterCases = []testCase{
 		require.Equal(h, backend.Buried, st.State)
 		require.Equal(h, uint32(1), st.Timeouts)
 	}},
+	{"AJobWhoseHolderLeavesPastItsTimeExpires", func(h *harness) {
+		h.setPolicy(backend.Policy{Tube: "work", ExpireAfter: time.Minute})
+		c := h.worker("work")
+		id := c.put(job{ttr: time.Hour})
+		c.reserveID(id)
+		h.advance(2 * time.Minute)
+		p := h.worker("work").reserveAsync(forever)
+		c.end()
+		h.advance(expiryLag)
+		h.requireGone(id)
+		p.requireWaiting()
+	}},
+	{"AnExpiredJobReleasedWithBuryAnswersBuried", func(h *harness) {
+		h.setPolicy(backend.Policy{Tube: "work", ExpireAfter: time.Minute, ExpireAction: backend.ExpireBury})
+		c := h.worker("work")
+		id := c.put(job{ttr: time.Hour})
+		c.reserveID(id)
+		h.advance(2 * time.Minute)
+		require.ErrorIs(h, c.release(id, 0, 0), backend.ErrBuried)
+		h.requireState(id, backend.Buried)
+	}},
 	{"TheHolderMayDeleteAnExpiredReservedJob", func(h *harness) {
 		h.setPolicy(backend.Policy{Tube: "work", ExpireAfter: time.Minute})
 		c := h.worker("work")
@@ -564,7 +585,7 @@ var rateCases = []testCase{
 		a, b := c.put(job{ttr: time.Hour}), c.put(job{}) // a stays reserved while the clock moves
 		c.reserveID(a)
 		c.requireNothing(backend.ErrTimedOut)
-		h.advance(10 * time.Second) // the bucket holds one token, however long it waits
+		h.advance(5 * time.Second) // the bucket holds one token, however long it waits
 		c.reserveID(b)
 		c.put(job{})
 		c.requireNothing(backend.ErrTimedOut)

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -76,7 +77,7 @@ type Backend struct {
 	walSeq uint64      // what the operation under way must commit (see endWrite)
 	walErr error       // a record the operation under way could not place
 
-	backend.NoPolicies // TEMP
+	pol policies // per-tube policies (policy.go)
 
 	imported map[string]uint64 // key -> id of every imported job (Import)
 	keys     *keyFile          // the binlog directory's key file; nil without a binlog
@@ -125,6 +126,14 @@ func Open(opts Options) (*Backend, error) {
 		_ = wal.Close()
 		return nil, opErr("open", err)
 	}
+	if b.pol.file, b.pol.list, err = openPolicyFile(wal.Dir()); err != nil {
+		b.wal = nil
+		_ = wal.Close()
+		return nil, opErr("open", err)
+	}
+	if len(b.pol.list) > 0 {
+		b.applyPoliciesLocked(b.clock.Now())
+	}
 	return b, nil
 }
 
@@ -144,6 +153,7 @@ func New(opts Options) *Backend {
 		deadlines: newIndexedHeap(byDeadline, setGlobalIndex),
 		paused:    newIndexedHeap(byPauseEnd, setPauseIndex),
 		waiters:   newIndexedHeap(byWake, setWaiterIndex),
+		pol:       policies{seed: maphash.MakeSeed(), expiring: newIndexedHeap(byExpiry, setExpiryIndex)},
 	}
 	b.reclaim.collect = debug.FreeOSMemory
 	b.reclaim.lock = &b.mu
@@ -176,6 +186,13 @@ func (b *Backend) begin(ctx context.Context, op string) (time.Time, error) {
 
 // end finishes an operation begun with begin: it re-arms the event timer and unlocks.
 func (b *Backend) end() {
+	if b.walSeq != 0 || b.walErr != nil {
+		// A policy acted on a due event (a bury, a deletion) and wrote its record: commit it
+		// as a write would. A failure is the binlog's, not this operation's.
+		var err error
+		b.endWrite("policy", &err)
+		return
+	}
 	b.armLocked()
 	b.unlock()
 }
@@ -268,6 +285,13 @@ func (b *Backend) EndSession(ctx context.Context, id backend.SessionID) error {
 		b.deadlines.Remove(int(j.gIdx))
 		j.tube.reserved--
 		j.owner = nil
+		if j.tube.pol != nil {
+			j.state = 0 // detached, as comeBackLocked expects
+			if placed, _ := b.comeBackLocked(j, now, false); placed {
+				b.slotFreedLocked(j.tube, now)
+				continue
+			}
+		}
 		b.readyLocked(j, now)
 	}
 	delete(b.sessions, id)

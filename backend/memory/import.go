@@ -105,4 +105,7 @@ func (b *Backend) importLocked(ij *backend.ImportJob, id uint64, now time.Time) 
 		b.walPutLocked(j)
 		b.readyLocked(j, now)
 	}
+	if t.pol != nil {
+		b.joinedLocked(j)
+	}
 }

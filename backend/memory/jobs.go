@@ -41,6 +41,9 @@ type job struct {
 	reserves, timeouts, releases, buries, kicks uint32
 
 	state jobState
+	// expired: its tube's expiry has acted on it (buried it), and does not again.
+	expired bool
+	eIdx    int32 // position + 1 in Backend.pol.expiring; 0 when not in it
 }
 
 // jobState is a backend.State in a byte.
@@ -158,6 +161,9 @@ func (b *Backend) reserveLocked(j *job, s *session, at time.Time) {
 
 // removeLocked forgets a detached j and drops its tube reference.
 func (b *Backend) removeLocked(j *job) {
+	if j.tube.pol != nil {
+		b.leftLocked(j)
+	}
 	b.jobs.Delete(j.id)
 	b.reclaim.removed(len(j.body))
 	j.tube.jobs--
@@ -185,6 +191,12 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (id uint64, err 
 		return 0, err
 	}
 	defer b.endWrite("put", &err)
+	if t := b.tubes[p.Tube]; t != nil && t.pol != nil && t.pol.unique != nil {
+		if dup := b.duplicateLocked(t, p.Body); dup != nil {
+			b.actLocked(t.name, backend.PolicyUnique, backend.ActionDedupe, dup.id)
+			return dup.id, nil
+		}
+	}
 	if err := b.walReserveLocked(binlog.FullSize(len(p.Tube), len(p.Body)) + walUpdateSize); err != nil {
 		return 0, err
 	}
@@ -214,6 +226,9 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (id uint64, err 
 		b.walPutLocked(j)
 		b.readyLocked(j, now)
 	}
+	if t.pol != nil {
+		b.joinedLocked(j)
+	}
 	return j.id, nil
 }
 
@@ -239,7 +254,8 @@ func (b *Backend) ReserveJob(ctx context.Context, sid backend.SessionID, id uint
 
 // Delete removes job id unless another session holds it.
 func (b *Backend) Delete(ctx context.Context, sid backend.SessionID, id uint64) (err error) {
-	if _, err := b.begin(ctx, "delete"); err != nil {
+	now, err := b.begin(ctx, "delete")
+	if err != nil {
 		return err
 	}
 	defer b.endWrite("delete", &err)
@@ -248,9 +264,14 @@ func (b *Backend) Delete(ctx context.Context, sid backend.SessionID, id uint64) 
 		return backend.ErrNotFound
 	}
 	b.walDeleteLocked(j)
+	held := j.state == jobReserved
 	b.detachLocked(j)
-	j.tube.cmdDelete++
+	t := j.tube
+	t.cmdDelete++
 	b.removeLocked(j)
+	if held && t.pol != nil {
+		b.slotFreedLocked(t, now)
+	}
 	return nil
 }
 
@@ -272,8 +293,25 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) (err err
 	j.priority = p.Priority
 	j.delay = p.Delay
 	j.releases++
-	if p.Delay > 0 {
-		b.delayLocked(j, now, p.Delay)
+	if t := j.tube; t.pol != nil {
+		placed, buried := b.comeBackLocked(j, now, true)
+		if !placed {
+			b.requeueLocked(j, now, p.Delay)
+		}
+		b.slotFreedLocked(t, now)
+		if buried {
+			return backend.ErrBuried
+		}
+		return nil
+	}
+	b.requeueLocked(j, now, p.Delay)
+	return nil
+}
+
+// requeueLocked makes a released j delayed by delay, or ready, and records it.
+func (b *Backend) requeueLocked(j *job, now time.Time, delay time.Duration) {
+	if delay > 0 {
+		b.delayLocked(j, now, delay)
 		b.walUpdateLocked(j)
 	} else {
 		// beanstalkd writes nothing here and forgets the new priority on restart.
@@ -281,12 +319,12 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) (err err
 		b.walUpdateLocked(j)
 		b.readyLocked(j, now)
 	}
-	return nil
 }
 
 // Bury moves a job reserved by s to the end of its tube's buried list.
 func (b *Backend) Bury(ctx context.Context, sid backend.SessionID, id uint64, priority uint32) (err error) {
-	if _, err := b.begin(ctx, "bury"); err != nil {
+	now, err := b.begin(ctx, "bury")
+	if err != nil {
 		return err
 	}
 	defer b.endWrite("bury", &err)
@@ -302,6 +340,9 @@ func (b *Backend) Bury(ctx context.Context, sid backend.SessionID, id uint64, pr
 	j.buries++
 	b.buryLocked(j)
 	b.walUpdateLocked(j)
+	if j.tube.pol != nil {
+		b.slotFreedLocked(j.tube, now)
+	}
 	return nil
 }
 

@@ -161,6 +161,9 @@ func (b *Backend) MoveJobs(ctx context.Context, fromName, toName string, state b
 		}
 		b.walDeleteLocked(j)
 		b.detachLocked(j)
+		if from.pol != nil {
+			b.leftLocked(j)
+		}
 		from.jobs--
 		to.jobs++
 		j.tube = to
@@ -175,6 +178,9 @@ func (b *Backend) MoveJobs(ctx context.Context, fromName, toName string, state b
 		case backend.Buried:
 			b.buryLocked(j)
 			b.walPutLocked(j)
+		}
+		if to.pol != nil {
+			b.joinedLocked(j)
 		}
 	}
 	return n, nil

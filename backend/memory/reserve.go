@@ -110,6 +110,9 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, deliv
 		if !ok {
 			continue
 		}
+		if t.pol != nil && !t.isPaused() && !b.admitLocked(t, now) {
+			continue // as if it had nothing ready
+		}
 		anyReady = true
 		if !t.isPaused() && (best == nil || byPriority(j, best)) {
 			best = j
@@ -120,6 +123,9 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, deliv
 	case soon && !anyReady:
 		return nil, nil, backend.ErrDeadlineSoon
 	case best != nil:
+		if best.tube.pol != nil {
+			best.tube.admitted(now)
+		}
 		b.detachLocked(best)
 		return nil, b.reserveReadyLocked(best, s, now), nil
 	case soon:
@@ -155,6 +161,12 @@ func sessionDeadlineSoon(s *session, now time.Time) bool {
 // tubes hold no reservable job, so t's best is also the best the waiter could get.
 func (b *Backend) serveLocked(t *tube, at time.Time) {
 	for !t.isPaused() && t.ready.Len() > 0 && t.waiters.Len() > 0 {
+		if t.pol != nil {
+			if !b.admitLocked(t, at) {
+				return
+			}
+			t.admitted(at)
+		}
 		w := t.waiters.Front().Value.(*waiter)
 		j := t.ready.Pop()
 		if j.priority < backend.UrgentPriority {

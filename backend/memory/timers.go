@@ -12,6 +12,7 @@ const (
 	delayMatures
 	ttrExpires
 	pauseEnds
+	policyDue // an expiry, or a rate's token for waiting reserves
 	waiterWakes
 )
 
@@ -29,6 +30,11 @@ func (b *Backend) nextEventLocked() (kind eventKind, at time.Time) {
 	if len(b.paused.items) > 0 {
 		if t := b.paused.items[0].pauseUntil; kind == noEvent || t.Before(at) {
 			kind, at = pauseEnds, t
+		}
+	}
+	if len(b.pol.expiring.items) > 0 || len(b.pol.rateWaits) > 0 {
+		if ns, _ := b.policyDueLocked(); kind == noEvent || ns < nanos(at) {
+			kind, at = policyDue, timeAt(ns)
 		}
 	}
 	if len(b.waiters.items) > 0 {
@@ -57,10 +63,19 @@ func (b *Backend) applyDueLocked(now time.Time) {
 			b.detachLocked(j)
 			j.timeouts++
 			b.jobTimeouts++
+			if t := j.tube; t.pol != nil {
+				if placed, _ := b.comeBackLocked(j, at, false); !placed {
+					b.readyLocked(j, at)
+				}
+				b.slotFreedLocked(t, at)
+				continue
+			}
 			b.readyLocked(j, at)
 		case pauseEnds:
 			t, _ := b.paused.Top()
 			b.unpauseLocked(t, at)
+		case policyDue:
+			b.applyPolicyDueLocked(at)
 		case waiterWakes:
 			w, _ := b.waiters.Top()
 			b.wakeWaiterLocked(w, at)
@@ -89,13 +104,13 @@ func (b *Backend) armLocked() {
 
 func (b *Backend) onTimer(gen uint64) {
 	b.mu.Lock()
-	defer b.unlock()
 	if b.closed {
+		b.unlock()
 		return
 	}
 	if gen == b.timerGen {
 		b.timer = nil
 	}
 	b.applyDueLocked(b.clock.Now())
-	b.armLocked()
+	b.end() // commits what a policy acting on a due event wrote
 }

@@ -32,6 +32,8 @@ type tube struct {
 	pause      time.Duration // as requested; 0 when not paused
 	pauseUntil time.Time
 	pauseIdx   int // position in Backend.paused, -1 when not paused
+
+	pol *tubePolicy // the policy governing it; nil when none does
 }
 
 func (t *tube) isPaused() bool { return t.pause > 0 }
@@ -51,6 +53,9 @@ func (b *Backend) tubeLocked(name string) *tube {
 		delayed:  newOrderedJobs(byDue),
 		buried:   newOrderedJobs(byBurial),
 		pauseIdx: -1,
+	}
+	if len(b.pol.list) > 0 {
+		t.pol = b.newTubePolicyLocked(name)
 	}
 	b.tubes[name] = t
 	b.order = append(b.order, t)

@@ -152,12 +152,15 @@ func backendKind(url string) string {
 }
 
 // instrument wraps the store so its calls are measured, and exports its binlog's figures if it
-// keeps one, when metrics are on.
+// keeps one and its policies' actions, when metrics are on; the actions are logged at debug
+// level either way.
 func (f *fleet) instrument(store backend.Backend) backend.Backend {
 	if f.registry == nil {
+		ops.ObservePolicyActions(nil, store, 0, f.log) // the debug log only
 		return store
 	}
 	ops.RegisterBinlog(f.registry, store)
+	ops.ObservePolicyActions(f.registry, store, f.cfg.Metrics.MaxTubes, f.log)
 	return ops.InstrumentBackend(store, f.registry)
 }
 

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/configs"
 	"github.com/beangate/beangate/gateway"
 )
@@ -60,6 +62,11 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 		}
 	}()
 	store = f.instrument(store)
+	if err := setPolicies(ctx, store, cfg.Policies, cfg.BackendTimeout); err != nil {
+		_ = ln.Close()
+		log.Error("cannot set the configured tube policies", "err", err)
+		return exitFailure
+	}
 
 	srv := gateway.NewServer(f.gatewayConfig(gateway.Config{
 		Backend:        store,
@@ -151,4 +158,18 @@ func stopGracefully(srv *gateway.Server, stops <-chan os.Signal, timeout time.Du
 	if err != nil {
 		log.Warn("graceful stop cut short; connections closed", "err", err)
 	}
+}
+
+// setPolicies sets the config's policies in the store, each replacing the store's policy for
+// the same pattern; the store's other policies stay (set at run time, kept by the store).
+func setPolicies(ctx context.Context, store backend.Backend, ps []configs.Policy, timeout time.Duration) error {
+	for _, p := range ps {
+		callCtx, cancel := context.WithTimeout(ctx, timeout)
+		err := store.SetPolicy(callCtx, p.Backend())
+		cancel()
+		if err != nil {
+			return fmt.Errorf("tube %q: %w", p.Tube, err)
+		}
+	}
+	return nil
 }

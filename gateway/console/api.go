@@ -42,6 +42,10 @@ func fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusNotFound, "not found")
 	case errors.Is(err, backend.ErrBadCursor):
 		writeError(w, http.StatusBadRequest, "bad cursor")
+	case errors.Is(err, backend.ErrBadPolicy):
+		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, backend.ErrPolicyUnsupported):
+		writeError(w, http.StatusNotImplemented, err.Error())
 	default:
 		writeError(w, http.StatusInternalServerError, err.Error())
 	}
@@ -238,6 +242,7 @@ func (c *Console) logAction(r *http.Request, a *Action, outcome, why string, ext
 			{"seconds", a.Seconds, strings.HasSuffix(r.URL.Path, "/pause")},
 			{"pri", a.Pri, strings.HasSuffix(r.URL.Path, "/put")}, {"delay", a.Delay, a.Delay != 0},
 			{"ttr", a.TTR, a.TTR != 0}, {"body_bytes", len(a.Body), strings.HasSuffix(r.URL.Path, "/put")},
+			{"policy", a.Policy, a.Policy != nil},
 		} {
 			if f.set {
 				attrs = append(attrs, f.key, f.val)

@@ -112,6 +112,50 @@ type Action struct {
 	Pri     uint32  `json:"pri,omitempty"`
 	Delay   float64 `json:"delay,omitempty"`
 	TTR     float64 `json:"ttr,omitempty"`
+	Policy  *Policy `json:"policy,omitempty"` // POST /api/policy
+}
+
+// Policy is one tube policy (see docs/policies.md): the keys of the config's policies:
+// section, with expire_after in seconds. A zero field sets no limit.
+type Policy struct {
+	Tube         string  `json:"tube"`
+	MaxReserves  uint32  `json:"max_reserves,omitempty"`
+	ExpireAfter  float64 `json:"expire_after,omitempty"`
+	ExpireAction string  `json:"expire_action,omitempty"`
+	MaxReserved  uint32  `json:"max_reserved,omitempty"`
+	Rate         float64 `json:"rate,omitempty"`
+	Burst        uint32  `json:"burst,omitempty"`
+	Unique       bool    `json:"unique,omitempty"`
+}
+
+// Policies is GET /api/policies: every policy, by tube pattern.
+type Policies struct {
+	Policies []Policy `json:"policies"`
+}
+
+// TubePolicy is GET /api/policy?tube=NAME: the policy keyed NAME exactly, if any, and the one
+// that governs a tube of that name (the most specific match), if any.
+type TubePolicy struct {
+	Policy    *Policy `json:"policy,omitempty"`
+	Governing *Policy `json:"governing,omitempty"`
+}
+
+// PolicyOf converts a store policy.
+func PolicyOf(p backend.Policy) Policy {
+	return Policy{
+		Tube: p.Tube, MaxReserves: p.MaxReserves, ExpireAfter: secs(p.ExpireAfter),
+		ExpireAction: string(p.ExpireAction), MaxReserved: p.MaxReserved, Rate: p.Rate,
+		Burst: p.Burst, Unique: p.Unique,
+	}
+}
+
+// Backend converts p for the store.
+func (p Policy) Backend() backend.Policy {
+	return backend.Policy{
+		Tube: p.Tube, MaxReserves: p.MaxReserves, ExpireAfter: time.Duration(p.ExpireAfter * float64(time.Second)),
+		ExpireAction: backend.ExpireAction(p.ExpireAction), MaxReserved: p.MaxReserved, Rate: p.Rate,
+		Burst: p.Burst, Unique: p.Unique,
+	}
 }
 
 // Result is what an action answers: how many jobs it acted on, or the new job's id.

@@ -62,7 +62,7 @@ back to the protocol and say what it cannot do.`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(statsCmd(o), tubesCmd(o), topCmd(o), peekCmd(o), putCmd(o), kickCmd(o),
-		deleteCmd(o), pauseCmd(o), flushCmd(o), moveCmd(o), listCmd(o), hashPasswordCmd(o))
+		deleteCmd(o), pauseCmd(o), flushCmd(o), moveCmd(o), listCmd(o), policyCmd(o), hashPasswordCmd(o))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
