@@ -38,10 +38,11 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 	if p.ID > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	var announced, buried bool // ready, or delayed and due first in its tube; buried (policies)
+	var announced bool   // ready, or delayed and due first in its tube
+	var buriedBy *string // the policy that buried it instead
 	more, policies := []any{&announced}, b.policiesActive()
 	if policies {
-		more = append(more, &buried)
+		more = append(more, &buriedBy)
 	}
 	tube, err := b.ownerOp(ctx, "release", b.variant("release", policies), more,
 		b.now(), string(p.Session), int64(p.ID), int64(p.Priority), p.Delay.Microseconds(), b.leases.list())
@@ -55,8 +56,8 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 		return nil
 	}
 	b.cameBack(tube)
-	if buried {
-		b.report(backend.PolicyAction{Tube: tube, Policy: backend.PolicyMaxReserves, Action: backend.ActionBury, Job: p.ID})
+	if buriedBy != nil {
+		b.report(backend.PolicyAction{Tube: tube, Policy: *buriedBy, Action: backend.ActionBury, Job: p.ID})
 		return backend.ErrBuried
 	}
 	return nil

@@ -3,8 +3,10 @@
 -- after it). Announces the tubes that got ready jobs and returns the jobs, in the order they were reserved, with their tubes and
 -- whether the tube is paused now, for the local waiters (a job goes to a waiting reserve in that
 -- order, as beanstalkd hands them out). Not worth a WAL flush: after a crash the sessions are
--- gone and their reservations ready anyway. With policies, a job that has reached its tube's
--- max-reserves is buried instead, and neither announced nor returned.
+-- gone and their reservations ready anyway. With policies, a job past its expiry under
+-- expire-after with bury, or else one that has reached its tube's max-reserves, is buried
+-- instead, and neither announced nor returned (past its expiry with delete, the policy tick the
+-- caller runs next deletes it).
 WITH ended AS (
     DELETE FROM {{schema}}.sessions WHERE id = ANY($2::text[]) RETURNING used_tube
 ), unwatched AS (
@@ -15,8 +17,10 @@ WITH ended AS (
     -- deadlock. A reservation already past its deadline times out first (counted), as at its
     -- deadline; the values are those of the row version locked.
     SELECT id, due_at <= {{now}} AS expired/*P*/,
-        coalesce((SELECT p.max_reserves > 0 AND reserves >= p.max_reserves
-                  FROM {{schema}}.tube_policy(tube) p), false) AS bury/*-P*/
+        coalesce((SELECT CASE WHEN p.expire_after_us > 0 AND expires_at <= {{now}} THEN p.expire_action = 2
+                              ELSE p.max_reserves > 0 AND reserves >= p.max_reserves END
+                  FROM {{schema}}.tube_policy(tube) p), false) AS bury,
+        expires_at <= {{now}} AS expired_policy/*-P*/
     FROM {{schema}}.jobs
     WHERE state = 3 AND reserved_by = ANY($2::text[])
     ORDER BY id
@@ -35,7 +39,8 @@ WITH ended AS (
 /*P*/), buried AS (
     UPDATE {{schema}}.jobs j
     SET state = 4, reserved_by = NULL, timeouts = j.timeouts + l.expired::int, due_at = NULL,
-        buries = j.buries + 1, buried_seq = nextval('{{schema}}.buried_seq')
+        buries = j.buries + 1, buried_seq = nextval('{{schema}}.buried_seq'),
+        expires_at = CASE WHEN l.expired_policy THEN 'infinity' ELSE j.expires_at END
     FROM locked l
     WHERE j.id = ANY(ARRAY(SELECT id FROM locked WHERE bury)) AND l.id = j.id
 /*-P*/), refs AS (

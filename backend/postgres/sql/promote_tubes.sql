@@ -10,7 +10,7 @@
 -- was due. Every statement that waits for job row locks takes them in id order, so they cannot
 -- deadlock with one another; the reserve statement itself only skips.
 -- With policies: an expired reservation of a job that has reached its tube's max-reserves is
--- buried instead (the policy tick usually got there first; this covers a reservation another
+-- buried instead (unless past its expiry: that is the policy tick's) (the policy tick usually got there first; this covers a reservation another
 -- gateway made since).
 -- $1 now (NULL: database clock), $2 tubes, $3 sessions.
 WITH picked AS (
@@ -28,7 +28,8 @@ WITH picked AS (
 ), locked AS (
     -- Re-checked after a wait: a row promoted or reserved meanwhile drops out.
     SELECT j.id, j.state/*P*/,
-        j.state = 3 AND coalesce((SELECT p.max_reserves > 0 AND j.reserves >= p.max_reserves
+        j.state = 3 AND coalesce((SELECT NOT (p.expire_after_us > 0 AND j.expires_at <= {{now}})
+                                      AND p.max_reserves > 0 AND j.reserves >= p.max_reserves
                                   FROM {{schema}}.tube_policy(j.tube) p), false) AS bury/*-P*/
     FROM {{schema}}.jobs j
     WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) AND j.state IN (2, 3) AND j.due_at <= {{now}}

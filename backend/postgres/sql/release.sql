@@ -1,20 +1,28 @@
 -- release: returns job $3, reserved by session $2 and not yet past its TTR, to ready (delay $5
 -- = 0) or delayed, with priority $4. Announces the tube when the job is ready, or delayed and due
 -- before every other delayed job of its tube (see put.sql).
--- With policies: a job of a tube whose max-reserves it has reached is buried instead (buries
--- + 1), and nothing is announced.
+-- With policies: a job past its expiry under expire-after with bury, or else one that has reached
+-- its tube's max-reserves, is buried instead (buries + 1), and nothing is announced. (Past its
+-- expiry with delete, it is requeued, and the policy tick the caller runs next deletes it.)
 -- Announced only if another gateway process holds a live lease (see put.sql).
 -- $1 now (NULL: database clock), $2 session, $3 id, $4 priority, $5 delay (µs), $6 the caller's
 -- own processes.
 -- Returns (the job's tube, whether the tube was announced: local waiters are woken by the caller
--- /*P*/, whether it was buried/*-P*/), or no row.
+-- /*P*/, the policy that buried it or NULL/*-P*/), or no row.
 -- The conditions beside the id are wrapped in (...) IS TRUE, which no index can serve, so that the
 -- job is found by its primary key: a generic plan made on a small table would otherwise scan a
 -- partial index of all reservations (jobs_reserved_by, jobs_reserved_tube).
-WITH /*P*/policy AS (
-    SELECT coalesce((SELECT p.max_reserves > 0 AND j.reserves >= p.max_reserves
-                     FROM {{schema}}.tube_policy(j.tube) p), false) AS bury
-    FROM {{schema}}.jobs j WHERE j.id = $3::bigint
+WITH /*P*/why AS (
+    SELECT CASE
+        WHEN p.expire_after_us > 0 AND j.expires_at <= {{now}} THEN
+            CASE WHEN p.expire_action = 2 THEN 'expire-after' END
+        WHEN p.max_reserves > 0 AND j.reserves >= p.max_reserves THEN 'max-reserves'
+        END AS policy
+    FROM {{schema}}.jobs j CROSS JOIN LATERAL {{schema}}.tube_policy(j.tube) p
+    WHERE j.id = $3::bigint
+), policy AS (
+    SELECT coalesce((SELECT w.policy IS NOT NULL FROM why w), false) AS bury,
+        coalesce((SELECT w.policy = 'expire-after' FROM why w), false) AS expired
 ), /*-P*/released AS (
     UPDATE {{schema}}.jobs
     SET priority = $4::bigint, delay_us = $5::bigint, releases = releases + 1, reserved_by = NULL,
@@ -26,7 +34,8 @@ WITH /*P*/policy AS (
         due_at = CASE WHEN $5::bigint > 0 AND NOT (SELECT bury FROM policy)
                       THEN {{now}} + $5::bigint * interval '1 microsecond' END,
         buries = buries + (SELECT bury FROM policy)::int,
-        buried_seq = CASE WHEN (SELECT bury FROM policy) THEN nextval('{{schema}}.buried_seq') END/*-P*/
+        buried_seq = CASE WHEN (SELECT bury FROM policy) THEN nextval('{{schema}}.buried_seq') END,
+        expires_at = CASE WHEN (SELECT expired FROM policy) THEN 'infinity' ELSE expires_at END/*-P*/
     WHERE id = $3::bigint AND (state = 3 AND reserved_by = $2::text AND due_at > {{now}}) IS TRUE
     RETURNING tube, state, due_at
 ), announced AS (
@@ -38,4 +47,4 @@ WITH /*P*/policy AS (
     WHERE EXISTS (SELECT 1 FROM {{schema}}.processes
                   WHERE lease_until > now() AND process <> ALL($6::text[]))
 )
-SELECT tube, EXISTS (SELECT 1 FROM announced)/*P*/, state = 4/*-P*/ FROM released WHERE (SELECT count(*) FROM notified) >= 0
+SELECT tube, EXISTS (SELECT 1 FROM announced)/*P*/, (SELECT policy FROM why)/*-P*/ FROM released WHERE (SELECT count(*) FROM notified) >= 0

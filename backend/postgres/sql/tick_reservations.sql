@@ -18,7 +18,9 @@ WITH governed AS (
         ORDER BY j.due_at LIMIT 1000) c
 ), locked AS (
     SELECT j.id, j.tube,
-        coalesce((SELECT p.max_reserves > 0 AND j.reserves >= p.max_reserves
+        -- Past its expiry, the job is tick_expire's: ready here, deleted or buried there.
+        coalesce((SELECT NOT (p.expire_after_us > 0 AND j.expires_at <= {{now}})
+                      AND p.max_reserves > 0 AND j.reserves >= p.max_reserves
                   FROM {{schema}}.tube_policy(j.tube) p), false) AS bury
     FROM {{schema}}.jobs j
     WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) AND j.state = 3 AND j.due_at <= {{now}}

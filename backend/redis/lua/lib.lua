@@ -538,17 +538,38 @@ local function to_buried(t, m)
   redis.call('HINCRBY', kjob(m), 'nbur', '1')
 end
 
--- bury_instead buries job m of tube t, reserved and already out of the reserved sets, that
--- would become ready or delayed again (its TTR ran out, its holder left or released it), if
--- it has been reserved max-reserves times; true if it did.
-local function bury_instead(t, m, P)
-  if not P or P.mr == 0 then return false end
-  if num(redis.call('HGET', kjob(m), 'nres') or '0') < P.mr then return false end
-  to_buried(t, m)
-  act(t, 'max-reserves', 'bury', m)
-  if P.ea > 0 then x_add(t, m, P) end
-  if P.mx > 0 then notify(t) end -- a slot freed
-  return true
+-- come_back applies tube t's policy P (if any) to job m, reserved until now and already out of
+-- the reserved sets, that would become ready or delayed again (its TTR ran out, its holder
+-- left or released it): past its expiry it is deleted or buried (expire-after), else buried
+-- if it has been reserved max-reserves times. Returns 'deleted' or 'buried' if a policy took
+-- it, false when the caller requeues it.
+local function come_back(t, m, P)
+  if not P then return false end
+  local took = false
+  if P.ea > 0 then
+    local f = redis.call('HMGET', kjob(m), 'c', 'xd')
+    if not f[2] and f[1] + P.ea <= NOW then
+      redis.call('ZREM', kexp(t), m)
+      if P.bury then
+        to_buried(t, m)
+        redis.call('HSET', kjob(m), 'xd', '1')
+        act(t, 'expire-after', 'bury', m)
+        took = 'buried'
+      else
+        redis.call('DEL', kjob(m))
+        act(t, 'expire-after', 'delete', m)
+        took = 'deleted'
+      end
+    end
+  end
+  if not took and P.mr > 0 and num(redis.call('HGET', kjob(m), 'nres') or '0') >= P.mr then
+    to_buried(t, m)
+    act(t, 'max-reserves', 'bury', m)
+    if P.ea > 0 then x_add(t, m, P) end
+    took = 'buried'
+  end
+  if took and P.mx > 0 then notify(t) end -- a slot freed
+  return took
 end
 
 -- came_back applies tube t's policy P (if any) to job m, reserved until now and now ready or
@@ -825,7 +846,7 @@ local function tick(t, quiet)
     if f[2] and f[2] ~= '' then redis.call('ZREM', ksres(f[2]), m) end
     redis.call('HINCRBY', kjob(m), 'ntim', '1')
     sadd('timeouts', 1)
-    if not bury_instead(t, m, P) then
+    if not come_back(t, m, P) then
       to_ready(t, m, f[1], expired[i + 1])
       if P then entered(t, m, 'ready', P) end
     end
@@ -902,7 +923,7 @@ local function end_session(s, proc)
   for _, h in ipairs(held) do
     redis.call('ZREM', kreserved(h.t), h.m)
     local P = tpol(h.t)
-    if not bury_instead(h.t, h.m, P) then
+    if not come_back(h.t, h.m, P) then
       to_ready(h.t, h.m, redis.call('HGET', kjob(h.m), 'p'))
       if P then entered(h.t, h.m, 'ready', P) end
       notify(h.t)
