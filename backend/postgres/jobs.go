@@ -68,7 +68,7 @@ func (b *Backend) Bury(ctx context.Context, s backend.SessionID, id uint64, prio
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	tube, err := b.ownerOp(ctx, "bury", b.st.get("bury"), nil, b.now(), string(s), int64(id), int64(priority))
+	tube, err := b.ownerOp(ctx, "bury", b.stmt("bury"), nil, b.now(), string(s), int64(id), int64(priority))
 	if err == nil {
 		b.cameBack(tube)
 	}

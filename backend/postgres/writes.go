@@ -189,7 +189,7 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 		}
 		if len(delIDs) > 0 {
 			// No promote step: delete.sql counts an expired reservation itself.
-			bt.Queue(b.st.get("delete"), now, delIDs, delSessions).Query(func(rows pgx.Rows) error {
+			bt.Queue(b.variant("delete", policies), now, delIDs, delSessions).Query(func(rows pgx.Rows) error {
 				var id *int64
 				var name string
 				_, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {

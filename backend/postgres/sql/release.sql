@@ -46,5 +46,9 @@ WITH /*P*/why AS (
     SELECT pg_notify({{channel}}, {{origin}} || ' 1 ' || tube) FROM announced
     WHERE EXISTS (SELECT 1 FROM {{schema}}.processes
                   WHERE lease_until > now() AND process <> ALL($6::text[]))
-)
-SELECT tube, EXISTS (SELECT 1 FROM announced)/*P*/, (SELECT policy FROM why)/*-P*/ FROM released WHERE (SELECT count(*) FROM notified) >= 0
+/*P*/), freed AS (
+    -- A job not made ready frees a slot of a max-reserved tube all the same.
+    SELECT pg_notify({{channel}}, {{origin}} || ' 0 ' || r.tube) FROM released r
+    WHERE r.state <> 1 AND coalesce((SELECT p.max_reserved > 0 FROM {{schema}}.tube_policy(r.tube) p), false)
+/*-P*/)
+SELECT tube, EXISTS (SELECT 1 FROM announced)/*P*/, (SELECT policy FROM why)/*-P*/ FROM released WHERE (SELECT count(*) FROM notified) >= 0/*P*/ AND (SELECT count(*) FROM freed) >= 0/*-P*/
