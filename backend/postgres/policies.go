@@ -421,11 +421,8 @@ func (b *Backend) reserved(tube string) {
 	}
 }
 
-// heldBy names the policy that held tube back: max-reserved, else rate.
-func heldBy(b *Backend, tube string) string {
-	if p, ok := b.policyOf(tube); ok && p.MaxReserved > 0 && p.Rate == 0 {
-		return backend.PolicyMaxReserved
-	}
+// heldBy names the policy that held tube back: its rate when it has no cap, else its cap.
+func (b *Backend) heldBy(tube string) string {
 	if p, ok := b.policyOf(tube); ok && p.Rate > 0 && p.MaxReserved == 0 {
 		return backend.PolicyRate
 	}

@@ -148,7 +148,7 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now a
 		b.reserved(res.job.Tube)
 	}
 	for _, t := range res.held {
-		b.report(backend.PolicyAction{Tube: t, Policy: heldBy(b, t), Action: backend.ActionDefer})
+		b.report(backend.PolicyAction{Tube: t, Policy: b.heldBy(t), Action: backend.ActionDefer})
 	}
 	return res.job, res.wait, nil
 }
