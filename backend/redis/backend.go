@@ -35,6 +35,12 @@
 // tag, so each call goes whole to the master of its slot, the library is loaded on every
 // master, and the channel is a plain one, which a cluster delivers on every node.
 //
+// Tube policies (backend.Policies, policy.go) live in Redis too: each script that makes a state
+// change applies the policy of the job's tube in the same call, so every gateway applies the
+// same ones atomically; a tube's policy is read with the tube hash's other fields, so a tube
+// without one costs no command more. Each gateway sweeps the governed tubes every 0.5 s, so that
+// an expiry acts without a command on its tube.
+//
 // Statistics from this backend (job counts, totals, timeouts, tubes, per-tube counters, using
 // and watching, pause) are namespace-wide, across all gateways. list-tubes keeps beanstalkd's
 // order: insertion order, a removed tube's slot taken by the last tube.
