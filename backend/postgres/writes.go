@@ -159,7 +159,7 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 	put, policies := b.st.get("put"), b.policiesActive()
 	var locks []string
 	if policies {
-		put = b.st.get("put_policy")
+		put = b.variant("put", true)
 		locks = b.policyLocks(tubes, func(p backend.Policy) bool { return p.Unique })
 	}
 	err := b.runBatch(ctx, func(ctx context.Context) error {
