@@ -32,6 +32,7 @@ type harness struct {
 	b        backend.Backend
 	clock    *clocktest.Fake
 	sessions int
+	process  string // sessions are "<process>.<n>"; "suite" unless set
 
 	restartWith Restart // set by RunRestarts
 }
@@ -57,7 +58,11 @@ func (h *harness) advance(d time.Duration) { h.clock.Advance(d) }
 func (h *harness) session() *client {
 	h.Helper()
 	h.sessions++
-	c := &client{h: h, id: backend.SessionID(fmt.Sprintf("suite.%d", h.sessions)), used: backend.DefaultTube, watched: []string{backend.DefaultTube}}
+	process := h.process
+	if process == "" {
+		process = "suite"
+	}
+	c := &client{h: h, id: backend.SessionID(fmt.Sprintf("%s.%d", process, h.sessions)), used: backend.DefaultTube, watched: []string{backend.DefaultTube}}
 	require.NoError(h, h.b.BeginSession(h.ctx(), c.id))
 	return c
 }

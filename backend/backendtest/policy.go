@@ -81,6 +81,37 @@ func (c *client) bury(id uint64) {
 	require.NoError(c.h, c.h.b.Bury(c.h.ctx(), c.id, id, 0))
 }
 
+// requireChangeWakes checks that change, made while a reserve waits on "work" under policy p
+// with a job held and one ready, hands the waiter the ready job.
+func (h *harness) requireChangeWakes(p backend.Policy, change func()) {
+	h.Helper()
+	h.setPolicy(p)
+	c := h.worker("work")
+	a, b := c.put(job{}), c.put(job{})
+	c.reserveID(a)
+	w := h.worker("work").reserveAsync(forever)
+	w.requireWaiting()
+	change()
+	w.requireJob(b)
+}
+
+// raceReserves has every worker try a reserve at once and returns how many got a job.
+func raceReserves(workers []*client) int {
+	var wg sync.WaitGroup
+	got := make(chan uint64, len(workers))
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if j, err := w.tryReserve(); err == nil {
+				got <- j.ID
+			}
+		}()
+	}
+	wg.Wait()
+	return len(got)
+}
+
 // worker is a session using and watching tube only.
 func (h *harness) worker(tube string) *client {
 	h.Helper()
@@ -486,24 +517,12 @@ var maxReservedCases = []testCase{
 		p.requireJob(last)
 	}},
 	{"ARaisedCapWakesAWaitingReserve", func(h *harness) {
-		h.setPolicy(backend.Policy{Tube: "work", MaxReserved: 1})
-		c := h.worker("work")
-		a, b := c.put(job{}), c.put(job{})
-		c.reserveID(a)
-		p := h.worker("work").reserveAsync(forever)
-		p.requireWaiting()
-		h.setPolicy(backend.Policy{Tube: "work", MaxReserved: 2})
-		p.requireJob(b)
+		h.requireChangeWakes(backend.Policy{Tube: "work", MaxReserved: 1}, func() {
+			h.setPolicy(backend.Policy{Tube: "work", MaxReserved: 2})
+		})
 	}},
 	{"ClearingTheCapWakesAWaitingReserve", func(h *harness) {
-		h.setPolicy(backend.Policy{Tube: "work", MaxReserved: 1})
-		c := h.worker("work")
-		a, b := c.put(job{}), c.put(job{})
-		c.reserveID(a)
-		p := h.worker("work").reserveAsync(forever)
-		p.requireWaiting()
-		h.clearPolicy("work")
-		p.requireJob(b)
+		h.requireChangeWakes(backend.Policy{Tube: "work", MaxReserved: 1}, func() { h.clearPolicy("work") })
 	}},
 	{"AReserveAtTheCapTimesOut", func(h *harness) {
 		h.setPolicy(backend.Policy{Tube: "work", MaxReserved: 1})
@@ -537,20 +556,7 @@ var maxReservedCases = []testCase{
 		for i := range workers {
 			workers[i] = h.worker("work")
 		}
-		var wg sync.WaitGroup
-		got := make(chan uint64, len(workers))
-		for _, w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if j, err := w.tryReserve(); err == nil {
-					got <- j.ID
-				}
-			}()
-		}
-		wg.Wait()
-		close(got)
-		require.Len(h, got, 3)
+		require.Equal(h, 3, raceReserves(workers))
 		require.Equal(h, uint64(3), h.tubeStats("work").ReservedJobs)
 		seen.requireSeen(h, backend.PolicyAction{Tube: "work", Policy: backend.PolicyMaxReserved, Action: backend.ActionDefer})
 	}},
@@ -633,14 +639,7 @@ var rateCases = []testCase{
 		c.reserveID(a)
 	}},
 	{"ClearingTheRateWakesAWaitingReserve", func(h *harness) {
-		h.setPolicy(backend.Policy{Tube: "work", Rate: 0.01})
-		c := h.worker("work")
-		a, b := c.put(job{}), c.put(job{})
-		c.reserveID(a)
-		p := h.worker("work").reserveAsync(forever)
-		p.requireWaiting()
-		h.clearPolicy("work")
-		p.requireJob(b)
+		h.requireChangeWakes(backend.Policy{Tube: "work", Rate: 0.01}, func() { h.clearPolicy("work") })
 	}},
 }
 

@@ -244,6 +244,34 @@ func TestConsoleInChromium(t *testing.T) {
 		require.Equal(t, "2", w.tubeStat("work-moved", "current-jobs-buried"))
 	})
 
+	// The tube page shows the policy governing the tube, and sets and clears the tube's own.
+	t.Run("TubePageShowsAndEditsPolicies", func(t *testing.T) {
+		auth, header := basicAuth(t)
+		w := startWorld(t, console.Options{Backend: "memory", Auth: auth})
+		w.put("mail-bulk", 1, func(int) string { return "x" })
+		ctx := tab(t, b, map[string]any{"Authorization": header})
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/mail-bulk"),
+			cellIs("#tube-policy", "policy: none"),
+			chromedp.SetValue("#pol-max-reserves", "1"), chromedp.SetValue("#pol-max-reserved", "2"),
+			chromedp.Click("#pol-unique"), chromedp.Click("#pol-set"),
+			cellIs("#tube-policy", "policy: max reserves 1 · max reserved 2 · unique")))
+
+		// It acts on a plain client: a duplicate put returns the job, a release buries it.
+		c := w.conn()
+		c.Tube.Name = "mail-bulk"
+		id, err := c.Put([]byte("x"), 0, 0, time.Minute)
+		require.NoError(t, err)
+		ts := beanstalk.NewTubeSet(c, "mail-bulk")
+		got, _, err := ts.Reserve(time.Second)
+		require.NoError(t, err)
+		require.Equal(t, id, got)
+		require.ErrorIs(t, c.Release(id, 0, 0), beanstalk.ErrBuried)
+
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click("#pol-clear"),
+			chromedp.WaitVisible("#confirm-yes"), chromedp.Click("#confirm-yes"),
+			cellIs("#tube-policy", "policy: none")))
+	})
+
 	// The live view writes only what changed: nodes keep their identity across refreshes (a
 	// button or a field the user is about to use is never replaced), and a row whose figures
 	// did not change is not touched at all.

@@ -138,7 +138,7 @@ function frame(r, html) {
 
 // actionsOff says, where the actions would be, that they are unavailable and why.
 function actionsOff() {
-  return `<p class="notice" id="actions-off">Actions (kick, delete, flush, pause, move, put) are unavailable: ${esc(S.info.read_only_reason || 'the console is read-only')}.</p>`;
+  return `<p class="notice" id="actions-off">Actions (kick, delete, flush, pause, move, put, policy) are unavailable: ${esc(S.info.read_only_reason || 'the console is read-only')}.</p>`;
 }
 
 function previewOf(b64, mode, size) {
@@ -255,7 +255,52 @@ function tubeActions(t) {
       <label>delay <input id="put-delay" type="number" min="0" value="0" size="5"></label>
       <label>ttr <input id="put-ttr" type="number" min="1" value="60" size="5"></label>
       <button id="put">Put into ${esc(t)}</button>
+    </div>
+    <div class="bar" id="policy-form">
+      <span class="muted">policy of ${esc(t)}:</span>
+      <label>max reserves <input id="pol-max-reserves" type="number" min="0" size="5"></label>
+      <label>expire after <input id="pol-expire-after" type="number" min="0" size="6">s</label>
+      <select id="pol-expire-action"><option value="">then delete</option><option value="bury">then bury</option></select>
+      <label>max reserved <input id="pol-max-reserved" type="number" min="0" size="5"></label>
+      <label>rate <input id="pol-rate" type="number" min="0" step="any" size="5">/s</label>
+      <label>burst <input id="pol-burst" type="number" min="0" size="5"></label>
+      <label><input id="pol-unique" type="checkbox"> unique</label>
+      <button id="pol-set">Set policy</button>
+      <button id="pol-clear" class="danger">Clear policy</button>
     </div></div>`;
+}
+
+// describePolicy is a policy in the ctl flags' words.
+function describePolicy(p) {
+  const parts = [];
+  if (p.max_reserves) parts.push('max reserves ' + p.max_reserves);
+  if (p.expire_after) parts.push(`expire after ${fmtSecs(p.expire_after)} then ${p.expire_action || 'delete'}`);
+  if (p.max_reserved) parts.push('max reserved ' + p.max_reserved);
+  if (p.rate) parts.push(`rate ${p.rate}/s burst ${p.burst || 1}`);
+  if (p.unique) parts.push('unique');
+  return parts.length ? parts.join(' · ') : 'no limits';
+}
+
+// policyText says what governs the tube: its own policy, a glob's, or none.
+function policyText(name, pol) {
+  if (!pol) return 'policies: not available with this store';
+  const g = pol.governing;
+  if (!g) return 'policy: none';
+  return 'policy' + (g.tube === name ? '' : ' (from ' + g.tube + ')') + ': ' + describePolicy(g);
+}
+
+// fillPolicyForm shows the policy that governs the tube, as a start for editing it.
+function fillPolicyForm(pol) {
+  if (!$('#policy-form')) return;
+  $('#policy-form').hidden = !pol;
+  const p = (pol && pol.governing) || {};
+  $('#pol-max-reserves').value = p.max_reserves || '';
+  $('#pol-expire-after').value = p.expire_after || '';
+  $('#pol-expire-action').value = p.expire_action || '';
+  $('#pol-max-reserved').value = p.max_reserved || '';
+  $('#pol-rate').value = p.rate || '';
+  $('#pol-burst').value = p.burst || '';
+  $('#pol-unique').checked = !!p.unique;
 }
 
 function bindTubeActions(name) {
@@ -274,6 +319,16 @@ function bindTubeActions(name) {
     act('move', { tube: name, to, state: st }, `Move every ${st || 'ready, delayed and buried'} job of ${name} to ${to}?`);
   };
   $('#put').onclick = () => act('put', { tube: name, body: $('#put-body').value, pri: num('#put-pri'), delay: num('#put-delay'), ttr: num('#put-ttr') });
+  $('#pol-set').onclick = () => {
+    const policy = {
+      tube: name, max_reserves: num('#pol-max-reserves'), expire_after: num('#pol-expire-after'),
+      max_reserved: num('#pol-max-reserved'), rate: num('#pol-rate'), burst: num('#pol-burst'),
+      unique: $('#pol-unique').checked,
+    };
+    if (policy.expire_after) policy.expire_action = $('#pol-expire-action').value;
+    act('policy', { tube: name, policy });
+  };
+  $('#pol-clear').onclick = () => act('policy-clear', { tube: name }, `Clear the policy set for ${name}?`);
 }
 
 // jobButtons is what a job in state allows: kick if buried or delayed, delete unless reserved.
@@ -309,13 +364,15 @@ async function loadTube(r) {
     api(`jobs?tube=${encodeURIComponent(r.tube)}&state=${r.state}&limit=20&after=${encodeURIComponent(S.cursors[S.cursors.length - 1])}`),
   ]);
   const hist = await api('history?tube=' + encodeURIComponent(r.tube)).catch(() => null);
-  return { t, page, hist };
+  const pol = await api('policy?tube=' + encodeURIComponent(r.tube)).catch(() => null);
+  return { t, page, hist, pol };
 }
 
-function drawTube(r, { t, page, hist }) {
+function drawTube(r, { t, page, hist, pol }) {
   const built = frame(r, `
     <h1 id="tube-title"><span id="tube-name">${esc(r.tube)}</span></h1>
     <div class="bar muted" id="tube-figures"></div>
+    <div class="bar muted" id="tube-policy"></div>
     <div class="charts" id="charts" hidden></div>
     ${tubeActions(r.tube)}
     <h2>Jobs</h2>
@@ -343,7 +400,9 @@ function drawTube(r, { t, page, hist }) {
       else if (b.classList.contains('delete-job')) act('delete', { id }, `Delete job ${id}?`);
     };
     bindTubeActions(r.tube);
+    fillPolicyForm(pol);
   }
+  setText($('#tube-policy'), policyText(r.tube, pol));
   setPaused($('#tube-title'), t.pause_left, 'paused');
   setText($('#tube-figures'), `ready ${t.ready} · urgent ${t.urgent} · reserved ${t.reserved} · delayed ${t.delayed} · ` +
     `buried ${t.buried} · total jobs ${t.total} · watching ${t.watching} · waiting ${t.waiting} · deletes ${t.deletes}`);
