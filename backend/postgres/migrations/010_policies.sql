@@ -20,14 +20,21 @@ CREATE TABLE {{schema}}.policies (
     uniq            boolean NOT NULL DEFAULT false
 );
 
--- tube_policy is the policy that governs tube name (all NULL when none does). The table holds
--- a handful of rows: a scan of it is cheaper than any index would be.
+-- tube_policy is the policy that governs tube name (all NULL when none does). PL/pgSQL, not SQL:
+-- a SQL function called from a statement is planned again at every execution of the statement
+-- (~0.1 ms), a PL/pgSQL one keeps its plan for the connection. The table holds a handful of
+-- rows: a scan of it is cheaper than any index would be.
 CREATE FUNCTION {{schema}}.tube_policy(name text) RETURNS {{schema}}.policies
-LANGUAGE sql STABLE SET enable_seqscan = on AS $$
-    SELECT p.* FROM {{schema}}.policies p
+LANGUAGE plpgsql STABLE SET enable_seqscan = on AS $$
+DECLARE
+    found {{schema}}.policies;
+BEGIN
+    SELECT p.* INTO found FROM {{schema}}.policies p
     WHERE p.pattern = name OR (p.glob AND name LIKE p.like_pattern)
     ORDER BY p.glob, p.literals DESC, p.stars, p.pattern COLLATE "C"
-    LIMIT 1
+    LIMIT 1;
+    RETURN found;
+END;
 $$;
 
 -- tube_rates: a rate policy's state per tube, GCRA's theoretical arrival time (a reserve may
