@@ -747,6 +747,14 @@ var uniqueCases = []testCase{
 		require.NotEqual(h, res[0].ID, res[1].ID)
 		require.Equal(h, res[0].ID, res[2].ID)
 	}},
+	{"AJobMovedInIsFiledUnderItsNewTubesPolicy", func(h *harness) {
+		h.setPolicy(backend.Policy{Tube: "dest", Unique: true, ExpireAfter: time.Minute})
+		id := h.worker("src").put(job{body: "x"})
+		require.Equal(h, 1, h.moveJobs("src", "dest", backend.Ready, 10))
+		require.Equal(h, id, h.worker("dest").put(job{body: "x"}))
+		h.advance(time.Minute + expiryLag)
+		h.requireGone(id)
+	}},
 	{"AJobMovedAwayNoLongerMatches", func(h *harness) {
 		h.setPolicy(backend.Policy{Tube: "work", Unique: true})
 		c := h.worker("work")

@@ -12,10 +12,11 @@ import (
 
 // ObservePolicyActions counts on reg (when not nil), and logs at debug level, every action the
 // store's tube policies take in this process: beangate_policy_actions_total{tube,policy,action}.
-// maxTubes caps the tubes with series of their own (others share tube="*other*").
+// maxTubes caps the tubes with series of their own (others share tube="*other*"). log may be
+// nil.
 func ObservePolicyActions(reg prometheus.Registerer, store backend.Backend, maxTubes int, log *slog.Logger) {
 	if reg == nil {
-		if log.Enabled(context.Background(), slog.LevelDebug) {
+		if log != nil && log.Enabled(context.Background(), slog.LevelDebug) {
 			store.ObservePolicyActions((&policyActions{log: log}).logAction)
 		}
 		return
@@ -48,7 +49,7 @@ func (c *policyActions) observe(a backend.PolicyAction) {
 }
 
 func (c *policyActions) logAction(a backend.PolicyAction) {
-	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+	if c.log != nil && c.log.Enabled(context.Background(), slog.LevelDebug) {
 		c.log.Debug("tube policy acted", "tube", a.Tube, "policy", a.Policy, "action", a.Action, "job", a.Job)
 	}
 }
