@@ -588,7 +588,7 @@ var rateCases = []testCase{
 	{"BurstDefaultsToOne", func(h *harness) {
 		h.setPolicy(backend.Policy{Tube: "work", Rate: 1})
 		c := h.worker("work")
-		a, b := c.put(job{}), c.put(job{})
+		a, b := c.put(job{ttr: time.Hour}), c.put(job{}) // a stays reserved while the clock moves
 		c.reserveID(a)
 		c.requireNothing(backend.ErrTimedOut)
 		h.advance(5 * time.Second) // the bucket holds one token, however long it waits

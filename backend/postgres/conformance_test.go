@@ -11,5 +11,5 @@ func TestConformance(t *testing.T) {
 	admin(t)
 	backendtest.Run(t, func(t *testing.T, clock backend.Clock) backend.Backend {
 		return newTestBackend(t, clock)
-	}, backendtest.WithoutPolicies()) // policies are not implemented here yet: drop the option when they are
+	})
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -33,6 +34,9 @@ func (b *Backend) Import(ctx context.Context, jobs []backend.ImportJob) ([]backe
 			b.waiters.wake(t, n)
 		}
 		out = append(out, res...)
+	}
+	if b.policiesActive() {
+		b.tickAt(time.Time{}) // the imported jobs' expiry, if any, is the tick's to find
 	}
 	return out, nil
 }
@@ -117,7 +121,7 @@ func (b *Backend) importChunk(ctx context.Context, jobs []backend.ImportJob) ([]
 		for _, i := range store {
 			a.add(&jobs[i], out[i].ID)
 		}
-		rows, err := tx.Query(ctx, b.st.get("import"), b.now(), a.keys, a.ids, a.tubes, a.states, a.prios,
+		rows, err := tx.Query(ctx, b.stmt("import"), b.now(), a.keys, a.ids, a.tubes, a.states, a.prios,
 			a.ttrs, a.delays, a.lefts, a.ages, a.reserves, a.timeouts, a.releases, a.buries, a.kicks, a.bodies)
 		if err != nil {
 			return err

@@ -38,14 +38,27 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 	if p.ID > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	var announced bool // ready, or delayed and due first in its tube
-	tube, err := b.ownerOp(ctx, "release", b.st.get("release"), []any{&announced},
+	var announced bool   // ready, or delayed and due first in its tube
+	var buriedBy *string // the policy that buried it instead
+	more, policies := []any{&announced}, b.policiesActive()
+	if policies {
+		more = append(more, &buriedBy)
+	}
+	tube, err := b.ownerOp(ctx, "release", b.variant("release", policies), more,
 		b.now(), string(p.Session), int64(p.ID), int64(p.Priority), p.Delay.Microseconds(), b.leases.list())
 	if err != nil {
 		return err
 	}
 	if announced {
 		b.waiters.wake(tube, 1)
+	}
+	if !policies {
+		return nil
+	}
+	b.cameBack(tube)
+	if buriedBy != nil {
+		b.report(backend.PolicyAction{Tube: tube, Policy: *buriedBy, Action: backend.ActionBury, Job: p.ID})
+		return backend.ErrBuried
 	}
 	return nil
 }
@@ -55,7 +68,10 @@ func (b *Backend) Bury(ctx context.Context, s backend.SessionID, id uint64, prio
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	_, err := b.ownerOp(ctx, "bury", b.st.get("bury"), nil, b.now(), string(s), int64(id), int64(priority))
+	tube, err := b.ownerOp(ctx, "bury", b.stmt("bury"), nil, b.now(), string(s), int64(id), int64(priority))
+	if err == nil {
+		b.cameBack(tube)
+	}
 	return err
 }
 

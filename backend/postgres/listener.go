@@ -89,6 +89,16 @@ func (b *Backend) onNotification(payload string) {
 	if origin == b.origin {
 		return // woken directly after our own commit
 	}
+	if rest == "P" { // the policies changed (policy_apply.sql)
+		ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
+		if err := b.loadPolicies(ctx); err != nil {
+			b.opts.Logger.Warn("postgres: reloading the policies failed", "err", err)
+		}
+		cancel()
+		b.tickAt(time.Time{})
+		b.waiters.wakeAll()
+		return
+	}
 	n, err := strconv.Atoi(count)
 	if !ok || err != nil {
 		b.waiters.wakeAll()

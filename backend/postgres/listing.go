@@ -145,13 +145,16 @@ func (b *Backend) MoveJobs(ctx context.Context, from, to string, state backend.S
 	)
 	err := b.run(ctx, "move-jobs", func(ctx context.Context) error {
 		bt := &pgx.Batch{}
-		bt.Queue(b.st.get("move_jobs"), b.now(), from, to, int(state), int64(backend.ClampLimit(limit, backend.MaxBulkLimit))).QueryRow(func(row pgx.Row) error {
+		bt.Queue(b.stmt("move_jobs"), b.now(), from, to, int(state), int64(backend.ClampLimit(limit, backend.MaxBulkLimit))).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&n, &unreferenced, &notified)
 		})
 		return b.batch(ctx, bt)
 	})
 	if err != nil {
 		return 0, err
+	}
+	if n > 0 && b.policiesActive() {
+		b.tickAt(time.Time{}) // the moved jobs' expiry, if any, is the tick's to find
 	}
 	switch {
 	case n > 0 && state == backend.Ready:

@@ -26,9 +26,6 @@ var _ backend.Backend = (*Backend)(nil)
 // Backend is the PostgreSQL Backend. It is safe for concurrent use.
 type Backend struct {
 	backend.NoBinlog
-	// Policies are not implemented yet: remove this line (and WithoutPolicies in the
-	// conformance tests) when they are.
-	backend.NoPolicies
 
 	poll     time.Duration // pollInterval, except in tests that must see a lost wake-up
 	pool     *pgxpool.Pool
@@ -54,6 +51,8 @@ type Backend struct {
 	reach      *backend.Reachability
 	listenKick chan struct{}
 	dialer     dialer // the connections of a pool New opened
+
+	pol policyState // policies.go
 
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -125,8 +124,16 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		Exec: b.execReserves, MaxCalls: maxBatch, MaxInFlight: 1, Timeout: opts.CommandTimeout,
 	})
 	b.leases = newLeases()
+	pctx, cancel := context.WithTimeout(ctx, opts.CommandTimeout)
+	err = b.loadPolicies(pctx)
+	cancel()
+	if err != nil {
+		b.closePool()
+		return nil, err
+	}
 	listening := make(chan struct{})
-	b.wg.Add(3)
+	b.wg.Add(4)
+	go b.policySweepLoop()
 	go b.listen(listening)
 	go b.renewLeases()
 	go b.heartbeat()
@@ -178,6 +185,9 @@ func (b *Backend) now() any {
 // A failure after the caller gave up is the caller's, not the database's: ctx's error, and no
 // sign of an outage.
 func (b *Backend) run(ctx context.Context, op string, f func(ctx context.Context) error) error {
+	if err := b.tickPolicies(ctx, false); err != nil {
+		return err
+	}
 	err := b.attempt(ctx, f)
 	if err != nil && ctx.Err() != nil {
 		return opErr(op, ctx.Err())

@@ -134,12 +134,21 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 // tryReserve reserves a job now if there is one, or says what to wait for. Concurrent attempts
 // share a batch (see execReserves).
 func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now any, promote bool) (*backend.Job, waitInfo, error) {
+	if err := b.tickPolicies(ctx, false); err != nil {
+		return nil, waitInfo{}, err
+	}
 	res, err := b.reserves.Do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now, promote: promote})
 	if err == nil {
 		err = res.err
 	}
 	if err != nil {
 		return nil, waitInfo{}, opErr("reserve", err)
+	}
+	if res.job != nil {
+		b.reserved(res.job.Tube)
+	}
+	for _, t := range res.held {
+		b.report(backend.PolicyAction{Tube: t, Policy: b.heldBy(t), Action: backend.ActionDefer})
 	}
 	return res.job, res.wait, nil
 }
@@ -156,7 +165,8 @@ type reserveItem struct {
 type reserveResult struct {
 	job  *backend.Job
 	wait waitInfo
-	err  error // this attempt's own failure (its batch's second round), the others unaffected
+	held []string // tubes a policy held back although they had ready jobs
+	err  error    // this attempt's own failure (its batch's second round), the others unaffected
 }
 
 // watchList keys dueLists: the tubes alone (an injected clock's time would make every key new).
@@ -257,6 +267,8 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 	}
 	var groups []*group
 	byKey := map[string]*group{}
+	policies := b.policiesActive()
+	promoteStmt, reserveStmt := b.variant("promote_tubes", policies), b.variant("reserve_many", policies)
 	for i, it := range items {
 		k := it.group()
 		g := byKey[k]
@@ -274,6 +286,15 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 		clear(answered)
 		n = 0
 		bt := &pgx.Batch{}
+		if policies {
+			var tubes []string
+			for _, it := range items {
+				tubes = append(tubes, it.tubes...)
+			}
+			if locks := b.policyLocks(tubes, func(p backend.Policy) bool { return p.MaxReserved > 0 || p.Rate > 0 }); len(locks) > 0 {
+				bt.Queue(b.st.get("lock_policy_tubes"), locks)
+			}
+		}
 		if promoted {
 			// Due jobs first, in statements of their own: the reserves' snapshots then see them
 			// ready, also those another transaction was promoting (promote_tubes.sql). One
@@ -282,7 +303,7 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 			// reserve had taken some, could wait for a row held by a transaction waiting for one
 			// of those.
 			for _, p := range promotionsOf(items) {
-				bt.Queue(b.st.get("promote_tubes"), p.now, p.tubes, p.sessions).QueryRow(func(row pgx.Row) error {
+				bt.Queue(promoteStmt, p.now, p.tubes, p.sessions).QueryRow(func(row pgx.Row) error {
 					var c int64
 					err := row.Scan(&c)
 					n += c
@@ -292,7 +313,7 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 		}
 		for _, g := range groups {
 			it := items[g.first]
-			bt.Queue(b.st.get("reserve_many"), it.now, it.tubes, g.sessions, promoted).Query(func(rows pgx.Rows) error {
+			bt.Queue(reserveStmt, it.now, it.tubes, g.sessions, promoted).Query(func(rows pgx.Rows) error {
 				var (
 					session string
 					id      *int64
@@ -303,13 +324,21 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 					info    waitInfo
 					readyUS *int64
 					first   bool
+					held    []string
 				)
-				_, err := pgx.ForEachRow(rows, []any{&session, &id, &tube, &prio, &body, &at, &info.ownDeadline, &info.nextDue, &readyUS, &first}, func() error {
+				dest := []any{&session, &id, &tube, &prio, &body, &at, &info.ownDeadline, &info.nextDue, &readyUS, &first}
+				if policies {
+					dest = append(dest, &held)
+				}
+				_, err := pgx.ForEachRow(rows, dest, func() error {
 					i, ok := g.bySession[session]
 					if !ok {
 						return fmt.Errorf("reserve_many answered session %q, which did not ask", session)
 					}
 					answered[i] = true
+					if id == nil {
+						res[i].held = slices.Clone(held)
+					}
 					if id != nil {
 						res[i].job = withReadyFor(&backend.Job{ID: uint64(*id), Tube: *tube, Priority: uint32(*prio), Body: body}, readyUS)
 					} else if first {
@@ -337,6 +366,11 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 // reserveHanded reserves job id, handed to this waiting reserve by a closing session (see
 // waiters.handOut), if it is still ready in an unpaused tube the session watches; nil if not.
 func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id uint64) (*backend.Job, error) {
+	if b.policiesActive() {
+		// A cap or a rate may hold the job's tube back: the reserve goes on as usual, and
+		// takes the job if the policies let it.
+		return nil, nil
+	}
 	var job *backend.Job
 	err := b.run(ctx, "reserve-handed", func(ctx context.Context) error {
 		job = nil

@@ -43,12 +43,13 @@ func (b *Backend) endSessions(ctx context.Context, sessions []string) error {
 	var back handedJobs
 	err := b.run(ctx, "end session", func(ctx context.Context) error {
 		bt := &pgx.Batch{}
-		bt.Queue(b.st.get("end_sessions"), b.now(), sessions).QueryRow(back.scan)
+		bt.Queue(b.stmt("end_sessions"), b.now(), sessions).QueryRow(back.scan)
 		bt.Queue(b.st.get("gc_tubes"), nil)
 		return b.batch(ctx, bt)
 	})
 	if err == nil {
 		b.waiters.handOut(back)
+		b.cameBack("")
 	}
 	return err
 }

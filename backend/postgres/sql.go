@@ -3,6 +3,7 @@ package postgres
 import (
 	"embed"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -12,8 +13,32 @@ import (
 var sqlFiles embed.FS
 
 // statements holds the embedded statements of sql/*.sql, keyed by file name without ".sql", with
-// the schema and the notification channel filled in.
+// the schema and the notification channel filled in. A file with policy markers gives two: its
+// name without policies, name+policySuffix with them (see variants).
 type statements map[string]string
+
+// policySuffix names a statement's variant for a store with policies (see variants).
+const policySuffix = "+policies"
+
+// Policy markers: /*P*/ ... /*-P*/ is in the variant with policies only, /*N*/ ... /*-N*/ in the
+// one without only. The statements a store without policies runs are thus the same text as
+// before policies existed: they cost nothing more.
+var (
+	policyOnly   = regexp.MustCompile(`(?s)/\*P\*/.*?/\*-P\*/`)
+	noPolicyOnly = regexp.MustCompile(`(?s)/\*N\*/.*?/\*-N\*/`)
+	markers      = regexp.MustCompile(`/\*-?[PN]\*/`)
+)
+
+// variants splits a statement with policy markers into its two variants; ok is false when it
+// has none.
+func variants(text string) (plain, policies string, ok bool) {
+	if !markers.MatchString(text) {
+		return text, text, false
+	}
+	plain = markers.ReplaceAllString(policyOnly.ReplaceAllString(text, ""), "")
+	policies = markers.ReplaceAllString(noPolicyOnly.ReplaceAllString(text, ""), "")
+	return plain, policies, true
+}
 
 // loadStatements reads every statement and fills in {{schema}} (the quoted schema name),
 // {{channel}} (the NOTIFY channel as a string literal: identifiers cannot be query parameters) and
@@ -35,7 +60,12 @@ func loadStatements(schema, origin string) (statements, error) {
 			return nil, err
 		}
 		text = []byte(strings.ReplaceAll(string(text), "{{origin}}", "'"+origin+"'"))
-		st[strings.TrimSuffix(e.Name(), ".sql")] = expand(string(text), schema)
+		name := strings.TrimSuffix(e.Name(), ".sql")
+		plain, policies, ok := variants(string(text))
+		st[name] = expand(plain, schema)
+		if ok {
+			st[name+policySuffix] = expand(policies, schema)
+		}
 	}
 	return st, nil
 }

@@ -36,20 +36,25 @@ type deletion struct {
 	session string
 }
 
-// writeResult is a put's id and whether the job is delayed and due first in its tube, or whether
-// a delete found its job.
+// writeResult is a put's id and whether the job is delayed and due first in its tube (or, under
+// a unique policy, whether the id is an existing job's), or whether a delete found its job.
 type writeResult struct {
 	id      uint64
 	heads   bool
+	deduped bool
 	deleted bool
 }
 
 // Put stores a job; concurrent puts share one INSERT and one commit (see put.sql).
 func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) {
+	if err := b.tickPolicies(ctx, false); err != nil {
+		return 0, err
+	}
 	res, err := b.writes.Do(ctx, write{put: newPutItem(p)})
 	if err != nil {
 		return 0, opErr("put", err)
 	}
+	b.putDone(p.Tube, res)
 	if p.Delay <= 0 || res.heads { // a waiter times its next try by the earliest due time it saw
 		b.waiters.wake(p.Tube, 1)
 	}
@@ -63,6 +68,13 @@ func (b *Backend) PutBatch(ctx context.Context, ps []backend.PutParams) []backen
 	for i, p := range ps {
 		items[i] = write{put: newPutItem(p)}
 	}
+	if err := b.tickPolicies(ctx, false); err != nil {
+		out := make([]backend.PutResult, len(ps))
+		for i := range out {
+			out[i].Err = err
+		}
+		return out
+	}
 	res := make([]writeResult, len(ps))
 	errs := make([]error, len(ps))
 	b.writes.DoAll(ctx, items, res, errs)
@@ -74,6 +86,7 @@ func (b *Backend) PutBatch(ctx context.Context, ps []backend.PutParams) []backen
 			continue
 		}
 		out[i].ID = res[i].id
+		b.putDone(p.Tube, res[i])
 		if p.Delay <= 0 || res[i].heads {
 			woken[p.Tube]++
 		}
@@ -99,6 +112,9 @@ func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) er
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
+	if err := b.tickPolicies(ctx, false); err != nil {
+		return err
+	}
 	res, err := b.writes.Do(ctx, write{del: &deleteItem{session: s, id: id}})
 	if err != nil {
 		return opErr("delete", err)
@@ -106,6 +122,7 @@ func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) er
 	if !res.deleted {
 		return backend.ErrNotFound
 	}
+	b.freedSlot("")
 	return nil
 }
 
@@ -139,19 +156,32 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 	var unreferenced []string
 	own := b.leases.list() // put.sql announces ready jobs only to other gateway processes
 	now := b.now()         // one time for the whole batch, as for a reserve attempt
+	put, policies := b.st.get("put"), b.policiesActive()
+	var locks []string
+	if policies {
+		put = b.variant("put", true)
+		locks = b.policyLocks(tubes, func(p backend.Policy) bool { return p.Unique })
+	}
 	err := b.runBatch(ctx, func(ctx context.Context) error {
 		clear(res)
 		unreferenced = unreferenced[:0]
 		bt := &pgx.Batch{}
+		if len(locks) > 0 {
+			bt.Queue(b.st.get("lock_policy_tubes"), locks)
+		}
 		if len(putAt) > 0 && len(delIDs) > 0 {
 			bt.Queue(b.st.get("lock_tubes"), tubes, delIDs) // see lock_tubes.sql
 		}
 		if len(putAt) > 0 {
-			bt.Queue(b.st.get("put"), now, tubes, prios, delays, ttrs, bodies, own).Query(func(rows pgx.Rows) error {
+			bt.Queue(put, now, tubes, prios, delays, ttrs, bodies, own).Query(func(rows pgx.Rows) error {
 				var ord, id int64
-				var heads bool
-				_, err := pgx.ForEachRow(rows, []any{&ord, &id, &heads}, func() error {
-					res[putAt[ord-1]] = writeResult{id: uint64(id), heads: heads}
+				var heads, deduped bool
+				dest := []any{&ord, &id, &heads}
+				if policies {
+					dest = append(dest, &deduped)
+				}
+				_, err := pgx.ForEachRow(rows, dest, func() error {
+					res[putAt[ord-1]] = writeResult{id: uint64(id), heads: heads, deduped: deduped}
 					return nil
 				})
 				return err
@@ -159,7 +189,7 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 		}
 		if len(delIDs) > 0 {
 			// No promote step: delete.sql counts an expired reservation itself.
-			bt.Queue(b.st.get("delete"), now, delIDs, delSessions).Query(func(rows pgx.Rows) error {
+			bt.Queue(b.variant("delete", policies), now, delIDs, delSessions).Query(func(rows pgx.Rows) error {
 				var id *int64
 				var name string
 				_, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {
@@ -189,4 +219,19 @@ func (b *Backend) gcTubes(ctx context.Context, names []string) error {
 		_, err := b.pool.Exec(ctx, b.st.get("gc_tubes"), names)
 		return err
 	})
+}
+
+// putDone follows a put into tube under policies: a duplicate is reported, and a job that will
+// expire makes the tick come by its expiry.
+func (b *Backend) putDone(tube string, res writeResult) {
+	if !b.policiesActive() {
+		return
+	}
+	if res.deduped {
+		b.report(backend.PolicyAction{Tube: tube, Policy: backend.PolicyUnique, Action: backend.ActionDedupe, Job: res.id})
+		return
+	}
+	if p, ok := b.policyOf(tube); ok && p.ExpireAfter > 0 {
+		b.tickAt(b.localNow().Add(p.ExpireAfter))
+	}
 }

@@ -35,6 +35,12 @@
 // tag, so each call goes whole to the master of its slot, the library is loaded on every
 // master, and the channel is a plain one, which a cluster delivers on every node.
 //
+// Tube policies (backend.Policies, policy.go) live in Redis too: each script that makes a state
+// change applies the policy of the job's tube in the same call, so every gateway applies the
+// same ones atomically; a tube's policy is read with the tube hash's other fields, so a tube
+// without one costs no command more. Each gateway sweeps the governed tubes every 0.5 s, so that
+// an expiry acts without a command on its tube.
+//
 // Statistics from this backend (job counts, totals, timeouts, tubes, per-tube counters, using
 // and watching, pause) are namespace-wide, across all gateways. list-tubes keeps beanstalkd's
 // order: insertion order, a removed tube's slot taken by the last tube.
@@ -58,10 +64,6 @@ var _ backend.Backend = (*Backend)(nil)
 // Backend is a backend.Backend on Redis. Use New.
 type Backend struct {
 	backend.NoBinlog
-	// Policies are not implemented yet: remove this line (and WithoutPolicies in the
-	// conformance tests) when they are.
-	backend.NoPolicies
-
 	opts       Options
 	safetyPoll time.Duration           // safetyPoll, except in tests that must see a lost wake-up
 	dropPub    atomic.Bool             // tests: every publish is lost
@@ -84,6 +86,10 @@ type Backend struct {
 
 	unendedMu sync.Mutex
 	unended   map[backend.SessionID]struct{} // sessions whose end failed, retried (lease.go)
+
+	observersMu sync.Mutex
+	observers   []func(backend.PolicyAction) // ObservePolicyActions (policy.go)
+	sweepNow    chan struct{}                // a policy was set here: sweep (policy.go)
 
 	stop      chan struct{}
 	wg        sync.WaitGroup
@@ -111,6 +117,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 
 		reconnected: make(chan struct{}, 1),
 		restoreNow:  make(chan struct{}, 1),
+		sweepNow:    make(chan struct{}, 1),
 	}
 	b.keys = []string{b.base + ":stats"}
 	if b.client == nil {
@@ -152,7 +159,8 @@ func (b *Backend) start(ctx context.Context) error {
 		_ = b.pubsub.Close()
 		return opErr("subscribe", err)
 	}
-	b.wg.Add(5)
+	b.wg.Add(6)
+	go b.policySweepLoop()
 	go b.listen()
 	go b.heartbeatLoop()
 	go b.restoreLoop()
@@ -243,6 +251,9 @@ func (b *Backend) callSent(ctx context.Context, o op, args ...any) (any, time.Ti
 	r, sent, err := b.batch.DoSent(ctx, opCall{op: o, now: b.nowArg(), args: args})
 	if err == nil {
 		err = r.err
+	}
+	if err == nil {
+		r.v, err = b.takeActions(r.v)
 	}
 	if ctx.Err() == nil && isOutage(err) {
 		b.reach.Failed(err)

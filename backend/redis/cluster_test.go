@@ -84,7 +84,7 @@ func TestCluster(t *testing.T) {
 		var n atomic.Int64
 		backendtest.Run(t, func(t *testing.T, clock backend.Clock) backend.Backend {
 			return c.newBackend(t, c.prefixOn(t, 1+int(n.Add(1)%2)), clock, 0) // nodes 1 and 2
-		}, backendtest.WithoutPolicies()) // policies are not implemented here yet: drop the option when they are
+		})
 	})
 
 	t.Run("multigateway", func(t *testing.T) {

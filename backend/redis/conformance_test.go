@@ -11,5 +11,5 @@ func TestConformance(t *testing.T) {
 	requireRedis(t)
 	backendtest.Run(t, func(t *testing.T, clock backend.Clock) backend.Backend {
 		return newBackend(t, newPrefix(t), clock, 0)
-	}, backendtest.WithoutPolicies()) // policies are not implemented here yet: drop the option when they are
+	})
 }

@@ -43,9 +43,22 @@ func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) er
 	return b.callFound(ctx, opDelete, string(s), padID(id))
 }
 
-// Release returns a job reserved by p.Session to ready or delayed.
+// Release returns a job reserved by p.Session to ready or delayed, or buries it under a
+// max-reserves policy (backend.ErrBuried).
 func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
-	return b.callFound(ctx, opRelease, string(p.Session), padID(p.ID), prio(p.Priority), ms(p.Delay))
+	res, err := b.call(ctx, opRelease, string(p.Session), padID(p.ID), prio(p.Priority), ms(p.Delay))
+	if err != nil {
+		return err
+	}
+	switch n, err := toInt(opRelease, res); {
+	case err != nil:
+		return err
+	case n == 0:
+		return backend.ErrNotFound
+	case n == 2: // a max-reserves policy buried it
+		return backend.ErrBuried
+	}
+	return nil
 }
 
 // Bury moves a job reserved by s to its tube's buried list.

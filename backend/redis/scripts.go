@@ -50,6 +50,9 @@ const (
 	opMoveJobs      op = "move_jobs"
 	opImport        op = "import"
 	opReadyAges     op = "ready_ages"
+	opPolicySet     op = "policy_set"
+	opPolicyClear   op = "policy_clear"
+	opPolicySweep   op = "policy_sweep"
 )
 
 // ops are all the operations.
@@ -58,7 +61,7 @@ var ops = []op{
 	opPut, opReserve, opReserveJob, opReserveHanded, opDelete, opRelease, opBury, opTouch,
 	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
 	opStats, opListTubes, opPause, opRestore, opListJobs, opDeleteJobs, opMoveJobs, opImport,
-	opReadyAges,
+	opReadyAges, opPolicySet, opPolicyClear, opPolicySweep,
 }
 
 // scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and
@@ -103,7 +106,7 @@ local function register(op, f)
     memo_reset(false)
     local ok, res = pcall(f, KEYS, ARGV)
     flush()
-    if ok then return res end
+    if ok then return with_actions(res) end
     if type(res) == 'string' and string.find(res, '^%u+ ') then return redis.error_reply(res) end
     error(res, 0)
   end)

@@ -2,6 +2,8 @@
 -- deleted when it is not reserved, or reserved by that session, or its reservation has run out
 -- (that one timed out first: it counts in job-timeouts, as promote would have counted it).
 -- Per-tube job counts and cmd-delete move once per tube.
+-- With policies, a tube under max-reserved whose reserved job was deleted is announced (n 0: its
+-- waiters look again), so that another gateway's waiting reserve takes the freed slot.
 -- $1 now (NULL: database clock), $2 ids, $3 sessions.
 -- Returns (id, session) per deleted job, then (NULL, tube) per tube left without references,
 -- which the caller garbage-collects.
@@ -18,8 +20,13 @@ WITH input AS (
         (SELECT i.session FROM input i
          WHERE i.id = j.id AND (j.state <> 3 OR j.reserved_by = i.session OR j.due_at <= {{now}})
          LIMIT 1) AS session,
-        (j.state = 3 AND j.due_at <= {{now}}) AS expired
-), timed_out AS (
+        (j.state = 3 AND j.due_at <= {{now}}) AS expired/*P*/,
+        j.state = 3 AS held/*-P*/
+), /*P*/freed AS (
+    SELECT pg_notify({{channel}}, {{origin}} || ' 0 ' || d.tube)
+    FROM (SELECT DISTINCT tube FROM deleted WHERE held) d
+    WHERE coalesce((SELECT p.max_reserved > 0 FROM {{schema}}.tube_policy(d.tube) p), false)
+), /*-P*/timed_out AS (
     -- Appended, not added to the counters row (see 005_lock_free_timeouts).
     INSERT INTO {{schema}}.job_timeout_counts (n)
     SELECT count(*) FROM deleted WHERE expired HAVING count(*) > 0
@@ -32,6 +39,7 @@ WITH input AS (
     WHERE t.name = ANY(ARRAY(SELECT tube FROM per_tube))
     RETURNING t.name, t.jobs_count = 0 AND t.using_count = 0 AND t.watching_count = 0 AS unreferenced
 )
-SELECT id, session FROM deleted
+SELECT id, session FROM deleted/*P*/
+WHERE (SELECT count(*) FROM freed) >= 0/*-P*/
 UNION ALL
 SELECT NULL, name FROM counted WHERE unreferenced AND name <> 'default'

@@ -3,7 +3,10 @@
 -- after it). Announces the tubes that got ready jobs and returns the jobs, in the order they were reserved, with their tubes and
 -- whether the tube is paused now, for the local waiters (a job goes to a waiting reserve in that
 -- order, as beanstalkd hands them out). Not worth a WAL flush: after a crash the sessions are
--- gone and their reservations ready anyway.
+-- gone and their reservations ready anyway. With policies, a job past its expiry under
+-- expire-after with bury, or else one that has reached its tube's max-reserves, is buried
+-- instead, and neither announced nor returned (past its expiry with delete, the policy tick the
+-- caller runs next deletes it).
 WITH ended AS (
     DELETE FROM {{schema}}.sessions WHERE id = ANY($2::text[]) RETURNING used_tube
 ), unwatched AS (
@@ -13,7 +16,12 @@ WITH ended AS (
     -- that lock several of them take them (promote_tubes, delete, put), so that none can
     -- deadlock. A reservation already past its deadline times out first (counted), as at its
     -- deadline; the values are those of the row version locked.
-    SELECT id, due_at <= {{now}} AS expired FROM {{schema}}.jobs
+    SELECT id, due_at <= {{now}} AS expired/*P*/,
+        coalesce((SELECT CASE WHEN p.expire_after_us > 0 AND expires_at <= {{now}} THEN p.expire_action = 2
+                              ELSE p.max_reserves > 0 AND reserves >= p.max_reserves END
+                  FROM {{schema}}.tube_policy(tube) p), false) AS bury,
+        expires_at <= {{now}} AS expired_policy/*-P*/
+    FROM {{schema}}.jobs
     WHERE state = 3 AND reserved_by = ANY($2::text[])
     ORDER BY id
     FOR UPDATE
@@ -26,9 +34,16 @@ WITH ended AS (
     SET state = 1, reserved_by = NULL, timeouts = j.timeouts + l.expired::int,
         ready_at = least(j.due_at, {{now}}), due_at = NULL
     FROM locked l
-    WHERE j.id = ANY(ARRAY(SELECT id FROM locked)) AND l.id = j.id
+    WHERE j.id = ANY(ARRAY(SELECT id FROM locked/*P*/ WHERE NOT bury/*-P*/)) AND l.id = j.id
     RETURNING j.id, j.tube, j.reserved_at
-), refs AS (
+/*P*/), buried AS (
+    UPDATE {{schema}}.jobs j
+    SET state = 4, reserved_by = NULL, timeouts = j.timeouts + l.expired::int, due_at = NULL,
+        buries = j.buries + 1, buried_seq = nextval('{{schema}}.buried_seq'),
+        expires_at = CASE WHEN l.expired_policy THEN 'infinity' ELSE j.expires_at END
+    FROM locked l
+    WHERE j.id = ANY(ARRAY(SELECT id FROM locked WHERE bury)) AND l.id = j.id
+/*-P*/), refs AS (
     SELECT tube, sum(u) AS u, sum(w) AS w FROM (
         SELECT used_tube AS tube, 1 AS u, 0 AS w FROM ended
         UNION ALL

@@ -5,6 +5,8 @@
 -- $1 now (NULL: database clock), $2 keys, $3 ids, $4 tubes, $5 states (1 ready, 2 delayed,
 -- 4 buried), $6 priorities, $7 TTRs µs, $8 delays µs, $9 time left µs (delayed), $10 ages µs,
 -- $11 reserves, $12 timeouts, $13 releases, $14 buries, $15 kicks, $16 bodies.
+-- With policies, each job is filed under its tube's: its expiry and, in a unique tube, its
+-- body's hash.
 WITH input AS (
     SELECT * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::smallint[], $6::bigint[],
                          $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::int[],
@@ -18,12 +20,17 @@ WITH input AS (
     SET jobs_count = t.jobs_count + excluded.jobs_count, total_jobs = t.total_jobs + excluded.total_jobs
 ), inserted AS (
     INSERT INTO {{schema}}.jobs (id, tube, state, priority, delay_us, ttr_us, created_at, due_at,
-                                 buried_seq, reserves, timeouts, releases, buries, kicks, body)
+                                 buried_seq, reserves, timeouts, releases, buries, kicks, body/*P*/,
+                                 expires_at, body_hash/*-P*/)
     SELECT id, tube, state, priority, delay_us, ttr_us, {{now}} - age_us * interval '1 microsecond',
            CASE WHEN state = 2 THEN {{now}} + left_us * interval '1 microsecond' END,
            CASE WHEN state = 4 THEN nextval('{{schema}}.buried_seq') END,
-           reserves, timeouts, releases, buries, kicks, body
-    FROM (SELECT * FROM input ORDER BY ord) o
+           reserves, timeouts, releases, buries, kicks, body/*P*/,
+           CASE WHEN p.expire_after_us > 0
+                THEN {{now}} - age_us * interval '1 microsecond' + p.expire_after_us * interval '1 microsecond' END,
+           CASE WHEN p.uniq AND state IN (1, 2) THEN sha256(body) END/*-P*/
+    FROM (SELECT * FROM input ORDER BY ord) o/*P*/
+    CROSS JOIN LATERAL {{schema}}.tube_policy(o.tube) p/*-P*/
 ), keyed AS (
     INSERT INTO {{schema}}.imported (key, job_id) SELECT key, id FROM input
 ), counted AS (

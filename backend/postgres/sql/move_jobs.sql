@@ -5,6 +5,8 @@
 -- are updated in one statement in name order, as put locks them, so the two cannot deadlock.
 -- Tube $3 is announced when ready jobs (n of them) or delayed ones (0: every waiter looks again at
 -- the due times) arrived.
+-- With policies, the jobs are filed under $3's: their expiry and, in a unique tube, their body's
+-- hash.
 -- $1 now (NULL: database clock), $2 from, $3 to, $4 state, $5 limit.
 -- Returns how many moved and whether $2 is left without references (the caller garbage-collects
 -- it).
@@ -28,8 +30,12 @@ WITH picked AS (
     SELECT id, CASE WHEN $4::int = 4 THEN nextval('{{schema}}.buried_seq') END AS seq
     FROM (SELECT id, ord FROM picked ORDER BY ord, id) o
 ), moved AS (
-    UPDATE {{schema}}.jobs j SET tube = $3::text, buried_seq = r.seq
-    FROM renumbered r
+    UPDATE {{schema}}.jobs j SET tube = $3::text, buried_seq = r.seq/*P*/,
+        expires_at = CASE WHEN j.expires_at = 'infinity' THEN j.expires_at
+                          WHEN p.expire_after_us > 0 THEN j.created_at + p.expire_after_us * interval '1 microsecond' END,
+        body_hash = CASE WHEN p.uniq THEN coalesce(j.body_hash, sha256(j.body)) ELSE j.body_hash END/*-P*/
+    FROM renumbered r/*P*/
+    CROSS JOIN LATERAL {{schema}}.tube_policy($3::text) p/*-P*/
     WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) AND r.id = j.id
     RETURNING j.id
 ), n AS (

@@ -9,6 +9,9 @@
 -- Skipping it let the reserve hand out a worse job, or wait for the next poll, while a better one
 -- was due. Every statement that waits for job row locks takes them in id order, so they cannot
 -- deadlock with one another; the reserve statement itself only skips.
+-- With policies: an expired reservation of a job that has reached its tube's max-reserves is
+-- buried instead (unless past its expiry: that is the policy tick's) (the policy tick usually got there first; this covers a reservation another
+-- gateway made since).
 -- $1 now (NULL: database clock), $2 tubes, $3 sessions.
 WITH picked AS (
     SELECT c.id
@@ -24,7 +27,11 @@ WITH picked AS (
     ) c
 ), locked AS (
     -- Re-checked after a wait: a row promoted or reserved meanwhile drops out.
-    SELECT j.id, j.state FROM {{schema}}.jobs j
+    SELECT j.id, j.state/*P*/,
+        j.state = 3 AND coalesce((SELECT NOT (p.expire_after_us > 0 AND j.expires_at <= {{now}})
+                                      AND p.max_reserves > 0 AND j.reserves >= p.max_reserves
+                                  FROM {{schema}}.tube_policy(j.tube) p), false) AS bury/*-P*/
+    FROM {{schema}}.jobs j
     WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) AND j.state IN (2, 3) AND j.due_at <= {{now}}
     ORDER BY j.id
     FOR UPDATE
@@ -33,9 +40,14 @@ WITH picked AS (
     -- Ready since its due time (the old due_at), not since this statement noticed it.
     SET state = 1, ready_at = j.due_at, due_at = NULL, reserved_by = NULL, reserved_at = NULL,
         timeouts = j.timeouts + (j.state = 3)::int
-    WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
+    WHERE j.id = ANY(ARRAY(SELECT id FROM locked/*P*/ WHERE NOT bury/*-P*/))
     RETURNING j.id
-), counted AS (
+/*P*/), buried AS (
+    UPDATE {{schema}}.jobs j
+    SET state = 4, buried_seq = nextval('{{schema}}.buried_seq'), buries = j.buries + 1,
+        timeouts = j.timeouts + 1, due_at = NULL, reserved_by = NULL, reserved_at = NULL
+    WHERE j.id = ANY(ARRAY(SELECT id FROM locked WHERE bury))
+/*-P*/), counted AS (
     INSERT INTO {{schema}}.job_timeout_counts (n)
     SELECT count(*) FROM locked WHERE state = 3 HAVING count(*) > 0
 )

@@ -12,29 +12,54 @@
 -- $7 the caller's own processes.
 -- Returns (ord, id, heads): the 1-based position in the input, the job's id, and whether it is a
 -- delayed job due first in its tube (its caller wakes a local waiter, as for a ready job).
+-- With policies, each job also gets its tube's: its expiry (created + expire-after) and, in a
+-- unique tube, its body's hash; and a put into a unique tube whose body equals that of a ready or
+-- delayed job of the tube (found through jobs_body_hash, then compared whole), or of an earlier
+-- put of this batch, stores nothing and answers that job's id (deduped). The caller holds the
+-- advisory locks of the batch's unique tubes (lock_policy_tubes.sql), taken before this
+-- statement's snapshot, so a duplicate another gateway committed is seen.
+-- Returns, with policies, a fourth column: whether the id is an existing job's.
 WITH input AS (
-    SELECT * FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bytea[])
-        WITH ORDINALITY AS i(tube, priority, delay_us, ttr_us, body, ord)
+    SELECT /*N*/*/*-N*//*P*/i.*, coalesce(p.uniq, false) AS uniq, p.expire_after_us,
+        CASE WHEN p.uniq THEN sha256(i.body) END AS hash/*-P*/
+    FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bytea[])
+        WITH ORDINALITY AS i(tube, priority, delay_us, ttr_us, body, ord)/*P*/
+    CROSS JOIN LATERAL {{schema}}.tube_policy(i.tube) p
+), firsts AS (
+    -- In a unique tube, the first put of each body in this batch.
+    SELECT i.ord, min(i.ord) OVER (PARTITION BY i.tube, i.body) AS first FROM input i WHERE i.uniq
+), existing AS (
+    SELECT f.ord, (SELECT j.id FROM {{schema}}.jobs j
+                   WHERE j.tube = i.tube AND j.body_hash = i.hash AND j.state IN (1, 2) AND j.body = i.body
+                   ORDER BY j.id LIMIT 1) AS id
+    FROM firsts f JOIN input i ON i.ord = f.ord WHERE f.first = f.ord
+), fresh AS (
+    -- The puts that store a job.
+    SELECT i.* FROM input i
+    WHERE NOT i.uniq OR (SELECT e.id FROM existing e WHERE e.ord = i.ord) IS NULL
+        AND (SELECT f.first FROM firsts f WHERE f.ord = i.ord) = i.ord/*-P*/
 ), numbered AS (
     SELECT i.*, nextval('{{schema}}.job_ids') AS id,
         -- The statement's snapshot: the jobs of this batch are not among those compared with.
         i.delay_us > 0 AND NOT EXISTS (
             SELECT 1 FROM {{schema}}.jobs j WHERE j.tube = i.tube AND j.state = 2
               AND j.due_at <= {{now}} + i.delay_us * interval '1 microsecond') AS heads
-    FROM input i ORDER BY ord
+    FROM /*N*/input/*-N*//*P*/fresh/*-P*/ i ORDER BY ord
 ), tubes AS (
     INSERT INTO {{schema}}.tubes AS t (name, jobs_count, total_jobs)
-    SELECT tube, count(*), count(*) FROM input GROUP BY tube ORDER BY tube
+    SELECT tube, count(*), count(*) FROM /*N*/input/*-N*//*P*/fresh/*-P*/ GROUP BY tube ORDER BY tube
     ON CONFLICT (name) DO UPDATE
     SET jobs_count = t.jobs_count + excluded.jobs_count, total_jobs = t.total_jobs + excluded.total_jobs
 ), inserted AS (
-    INSERT INTO {{schema}}.jobs (id, tube, state, priority, delay_us, ttr_us, created_at, due_at, ready_at, body)
+    INSERT INTO {{schema}}.jobs (id, tube, state, priority, delay_us, ttr_us, created_at, due_at, ready_at, body/*P*/,
+        body_hash, expires_at/*-P*/)
     SELECT id, tube, CASE WHEN delay_us > 0 THEN 2 ELSE 1 END, priority, delay_us, ttr_us, {{now}},
            CASE WHEN delay_us > 0 THEN {{now}} + delay_us * interval '1 microsecond' END,
-           CASE WHEN delay_us = 0 THEN {{now}} END, body
+           CASE WHEN delay_us = 0 THEN {{now}} END, body/*P*/, hash,
+           CASE WHEN expire_after_us > 0 THEN {{now}} + expire_after_us * interval '1 microsecond' END/*-P*/
     FROM numbered
 ), counted AS (
-    UPDATE {{schema}}.counters SET total_jobs = total_jobs + (SELECT count(*) FROM input) WHERE id = 1
+    UPDATE {{schema}}.counters SET total_jobs = total_jobs + (SELECT count(*) FROM /*N*/input/*-N*//*P*/fresh/*-P*/) WHERE id = 1
 ), notified AS (
     SELECT pg_notify({{channel}}, {{origin}} || ' ' || count(*) || ' ' || tube)
     FROM numbered WHERE (delay_us = 0 OR heads)
@@ -42,6 +67,13 @@ WITH input AS (
                   WHERE lease_until > now() AND process <> ALL($7::text[]))
     GROUP BY tube
 )
-SELECT ord, id, heads FROM numbered
-WHERE (SELECT count(*) FROM notified) >= 0
+SELECT ord, id, heads/*P*/, false/*-P*/ FROM numbered
+WHERE (SELECT count(*) FROM notified) >= 0/*P*/
+UNION ALL
+-- A duplicate: of a job already stored, or of this batch's first put of its body.
+SELECT f.ord, coalesce(e.id, n.id), false, true
+FROM firsts f
+LEFT JOIN existing e ON e.ord = f.first
+LEFT JOIN numbered n ON n.ord = f.first
+WHERE f.ord <> f.first OR e.id IS NOT NULL/*-P*/
 ORDER BY ord

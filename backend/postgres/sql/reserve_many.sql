@@ -20,10 +20,16 @@
 -- DEADLINE_SOON), and the next moment something may become reservable in the watched tubes: a
 -- delayed job's time, a reservation's deadline (those taken by this statement included), or a
 -- pause's end.
+-- With policies, a tube whose max-reserved live reservations are taken, or whose rate bucket
+-- holds no token, counts as having nothing ready, and a tube gives at most as many jobs as it
+-- has slots and tokens; the tokens spent are recorded (tube_rates), and the moment the next one
+-- accrues is one of the next due moments. The caller holds the advisory locks of the batch's
+-- capped and rate-limited tubes (lock_policy_tubes.sql), taken before this statement's snapshot.
 -- $1 now (NULL: database clock), $2 tubes, $3 sessions, $4 promote_tubes has just run.
 -- Returns per session either (session, job, NULL, NULL, NULL, µs the job was ready, false) or
 -- (session, NULLs, now, own deadline, next due, NULL, false), or, when due jobs must be promoted
--- first, (session, NULLs, true).
+-- first, (session, NULLs, true); with policies, each row ends with the watched tubes a policy
+-- held back although they had ready jobs.
 WITH due AS (
     -- Every watched tube, paused or not, as promote_tubes does. Scalar subqueries, not EXISTS,
     -- which the planner would turn into a hashed scan of every tube's due entries: each is an
@@ -34,19 +40,35 @@ WITH due AS (
                WHERE j.tube = w.name AND j.state = 2 AND j.due_at <= {{now}} LIMIT 1)
            OR (SELECT true FROM {{schema}}.jobs j
                WHERE j.tube = w.name AND j.state = 3 AND j.due_at <= {{now}} LIMIT 1)) AS first
-), active AS (
-    SELECT w.name
+), /*P*/limits AS (
+    -- How many jobs each watched tube may give now (NULL: no limit), and its rate's interval.
+    SELECT w.name, p.rate, least(
+        CASE WHEN p.max_reserved > 0 THEN p.max_reserved - (
+            SELECT count(*) FROM {{schema}}.jobs j
+            WHERE j.tube = w.name AND j.state = 3 AND j.due_at > {{now}}) END,
+        CASE WHEN p.rate > 0 THEN floor(greatest(p.burst, 1) - extract(epoch FROM
+            greatest(r.tat, {{now}}) - {{now}})::float8 * p.rate + 1e-9)::bigint END) AS slots,
+        r.tat
     FROM unnest($2::text[]) AS w(name)
+    CROSS JOIN LATERAL {{schema}}.tube_policy(w.name) p
+    LEFT JOIN {{schema}}.tube_rates r ON r.tube = w.name
+), /*-P*/active AS (
+    SELECT w.name/*P*/, l.slots/*-P*/
+    FROM unnest($2::text[]) AS w(name)/*P*/
+    JOIN limits l ON l.name = w.name/*-P*/
     -- A scalar subquery per tube (not an anti join) so that the tube row is found by its key.
     WHERE (SELECT t.pause_until > {{now}} FROM {{schema}}.tubes t WHERE t.name = w.name) IS NOT TRUE
-      AND NOT (SELECT first FROM due)
+      AND NOT (SELECT first FROM due)/*P*/
+      AND coalesce(l.slots > 0, true)/*-P*/
 ), candidates AS (
     SELECT c.id, c.priority
     FROM active a
     CROSS JOIN LATERAL (
         SELECT j.id, j.priority FROM {{schema}}.jobs j
         WHERE j.tube = a.name AND j.state = 1
-        ORDER BY j.priority, j.id LIMIT cardinality($3::text[]) FOR UPDATE SKIP LOCKED) c
+        ORDER BY j.priority, j.id
+        LIMIT /*N*/cardinality($3::text[])/*-N*//*P*/least(cardinality($3::text[]), a.slots)/*-P*/
+        FOR UPDATE SKIP LOCKED) c
 ), best AS (
     -- In (priority, id) order: the n-th goes to the n-th session.
     SELECT coalesce(array_agg(id ORDER BY priority, id), '{}') AS ids
@@ -60,7 +82,21 @@ WITH due AS (
         buried_seq = NULL, reserves = j.reserves + 1
     WHERE j.id = ANY((SELECT ids FROM best)::bigint[])
     RETURNING j.id, j.tube, j.priority, j.body, j.reserved_by, j.due_at, j.ready_at
-), unserved AS (
+/*P*/), rated AS (
+    -- GCRA: each job taken moves the tube's theoretical arrival time one interval on.
+    INSERT INTO {{schema}}.tube_rates AS t (tube, tat)
+    SELECT r.tube, greatest(l.tat, {{now}}) + count(*) * interval '1 second' / l.rate
+    FROM reserved r JOIN limits l ON l.name = r.tube
+    WHERE l.rate > 0
+    GROUP BY r.tube, l.tat, l.rate
+    ON CONFLICT (tube) DO UPDATE SET tat = excluded.tat
+), held AS (
+    -- The tubes a policy held back although they had a ready job left.
+    SELECT coalesce(array_agg(l.name), '{}') AS tubes FROM limits l
+    WHERE l.slots < cardinality($3::text[]) AND NOT (SELECT first FROM due)
+      AND EXISTS (SELECT 1 FROM {{schema}}.jobs j WHERE j.tube = l.name AND j.state = 1
+                  AND j.id <> ALL(ARRAY(SELECT id FROM reserved)))
+/*-P*/), unserved AS (
     SELECT s.session FROM unnest($3::text[]) AS s(session)
     WHERE s.session <> ALL(ARRAY(SELECT reserved_by FROM reserved))
 )
@@ -68,7 +104,8 @@ SELECT reserved_by, id, tube, priority, body, NULL::timestamptz, NULL::timestamp
     -- How long it was ready (µs; NULL: not known). Never negative: another transaction may have
     -- made it ready after this one's now().
     greatest(0, (extract(epoch FROM {{now}} - ready_at) * 1000000)::bigint),
-    false
+    false/*P*/,
+    (SELECT tubes FROM held)/*-P*/
 FROM reserved
 WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
 UNION ALL
@@ -90,8 +127,14 @@ SELECT u.session, NULL, NULL, NULL, NULL, {{now}},
         SELECT min(due_at) FROM reserved -- not yet visible to the subqueries above
         UNION ALL
         SELECT pause_until FROM {{schema}}.tubes
-        WHERE name = ANY($2::text[]) AND pause_until > {{now}}
+        WHERE name = ANY($2::text[]) AND pause_until > {{now}}/*P*/
+        UNION ALL
+        -- When a held-back rate's next token accrues (k >= 1: tat - (burst - 1)/rate <= now).
+        SELECT l.tat - (greatest(p.burst, 1) - 1) * interval '1 second' / l.rate
+        FROM limits l CROSS JOIN LATERAL {{schema}}.tube_policy(l.name) p
+        WHERE l.rate > 0 AND l.slots <= 0/*-P*/
     ) next),
     NULL,
-    (SELECT first FROM due)
+    (SELECT first FROM due)/*P*/,
+    (SELECT tubes FROM held)/*-P*/
 FROM unserved u

@@ -7,7 +7,8 @@
 -- ARGV[2..] = per operation: its name (lua/<name>.lua), its now (ms, or '' for the server's
 --             TIME, read once for all of them, to the microsecond), the count n of its own arguments, then those n (its ARGV[3..])
 -- returns an array with one reply per operation, in order: what the operation returned (false
---         for false or nothing, which a client reads as nil), or an error reply if the
+--         for false or nothing, which a client reads as nil; with the policy actions it took, if
+--         any, see with_actions in lib.lua), or an error reply if the
 --         operation raised an error (its writes until then stay, as with a failing FCALL; the
 --         operations after it still run)
 -- One memo for the whole batch (see memo_reset in lib.lua): its operations share their reads of
@@ -21,7 +22,9 @@ while i <= #ARGV do
   -- One constructor: a table grown key by key is rehashed at every power of two.
   local argv = {base, t, unpack(ARGV, i + 3, i + 2 + n)}
   i = i + 3 + n
+  NACT = 0
   local ok, res = pcall(f, KEYS, argv)
+  if ok then res = with_actions(res) end
   if not ok then
     -- redis.call raises {err = msg}; a Lua runtime error is a string.
     if type(res) == 'table' and res.err then res = res.err end

@@ -4,10 +4,14 @@
 -- ARGV[3] = session, ARGV[4] = id (padded), ARGV[5] = priority
 -- returns 1, or 0 unless the job is reserved by the session
 local s, m, pri = ARGV[3], ARGV[4], ARGV[5]
-local t = reserved_by(m, s)
+local t, governed = reserved_by(m, s)
 if not t then return 0 end
 unlink(t, m, 'reserved', s)
-redis.call('ZADD', kburied(t), redis.call('HINCRBY', STATS, 'buryseq', '1'), m)
-redis.call('HSET', kjob(m), 's', 'buried', 'p', pri, 'o', '', 'a', '0')
-redis.call('HINCRBY', kjob(m), 'nbur', '1')
+redis.call('HSET', kjob(m), 'p', pri)
+to_buried(t, m)
+local P = governed and tpol(t)
+if P then
+  if P.ea > 0 then x_add(t, m, P) end
+  if P.mx > 0 then notify(t) end -- a slot freed
+end
 return 1

@@ -12,6 +12,10 @@ if not k then return 0 end
 local ms = redis.call('ZRANGE', k, 0, tonumber(ARGV[5]) - 1)
 if #ms == 0 then return 0 end
 redis.call('ZREM', k, unpack(ms))
+local P = tpol(t)
+if P then
+  for _, m in ipairs(ms) do left(t, m, st, P) end
+end
 local keys = {}
 for i, m in ipairs(ms) do keys[i] = kjob(m) end
 redis.call('DEL', unpack(keys))

@@ -56,6 +56,11 @@ for i = 4, #ARGV, 15 do
       redis.call('ZADD', kready(t), pri, m)
       woken[t] = true
     end
+    local P = tpol(t)
+    if P then
+      redis.call('HSET', jk, 'g', '1')
+      entered(t, m, st, P)
+    end
     redis.call('HSET', KIMP, key, ds(id))
     out[#out + 1] = id
     out[#out + 1] = outcome

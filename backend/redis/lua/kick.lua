@@ -16,10 +16,12 @@ local n = redis.call('ZCARD', from)
 local stop = -1
 if bound < n then stop = bound - 1 end
 local ms = redis.call('ZRANGE', from, 0, stop)
+local P = tpol(t)
 for _, m in ipairs(ms) do
   redis.call('ZREM', from, m)
   to_ready(t, m, redis.call('HGET', kjob(m), 'p'))
   redis.call('HINCRBY', kjob(m), 'nkick', '1')
+  if P and P.u and from ~= kdelayed(t) then uq_add(t, m) end
 end
 if #ms > 0 then notify(t) end
 local out = {#ms}

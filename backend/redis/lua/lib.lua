@@ -24,7 +24,16 @@
 --   B:t:<tube>                 hash: total, deletes, pauses, using, watching, pd (pause ms), pu (pause
 --                              until), wt (reserves waiting on the tube, see notify)
 --                              nd (a lower bound of the scores in the delayed and reserved sets,
---                              'n' when both are empty, absent when unknown: see tick)
+--                              and of the expiry set's, 'n' when all are empty, absent when
+--                              unknown: see tick), pol (the policy governing the tube, as
+--                              B:policies holds it, absent when none sets a limit: see the
+--                              policies below), rk ra (its rate bucket: tokens, when, µs)
+--   B:t:<tube>:u               hash: body hash -> the ids of the tube's ready and delayed jobs
+--                              with that body, space-separated (unique policy only)
+--   B:t:<tube>:x               zset id -> when the job expires, ms (expire-after policy only;
+--                              a reserved job is dropped at that time, added back when it returns)
+--   B:policies                 hash: pattern -> policy (see parse_pol)
+--   B:pt                       set of the tubes governed by a policy (the sweep ticks them)
 --   B:t:<tube>:ready           zset id -> priority
 --   B:t:<tube>:delayed         zset id -> due ms
 --   B:t:<tube>:reserved        zset id -> TTR deadline ms
@@ -32,7 +41,11 @@
 --   B:j:<id>                   hash: b body, t tube, p pri, ttr, d delay, c created, s state,
 --                              a due/deadline, r when it last became ready (ms; a reserve
 --                              reports how long it was ready); o owner session and the
---                              counters nres ntim nrel nbur nkick are absent until set
+--                              counters nres ntim nrel nbur nkick are absent until set; under
+--                              policies g (1: its tube is governed by one, so that a command on
+--                              the job looks at the tube's policy only then), h its body's hash
+--                              (unique), x when it expires (ms) and xd once it has expired (it
+--                              expires once)
 --   B:s:<session>              hash: use; wt the tubes its waiting reserve counts in, \n-joined;
 --                              p its process, if the session was registered again (known);
 --                              rq the session's reservations so far (reservation_seq)
@@ -141,10 +154,14 @@ end
 -- two fields less.
 local GEN, DIRTY, NDIRTY, SP_TOTAL, SP_TIMEOUTS, COUNTS = 0, {}, 0, 0, 0, false
 
+-- ACT holds the policy actions the operation under way took, NACT entries, flattened as
+-- {tube, policy, action, id}: its reply carries them (see with_actions).
+local ACT, NACT = {}, 0
+
 -- memo_reset starts a top-level call: batch true for batch.lua, false for a lone call.
 local function memo_reset(batch)
   if not SMALL_S then small_init() end
-  GEN, NDIRTY, SP_TOTAL, SP_TIMEOUTS, BATCH_NOW_US = GEN + 1, 0, 0, 0, nil
+  GEN, NDIRTY, SP_TOTAL, SP_TIMEOUTS, BATCH_NOW_US, NACT = GEN + 1, 0, 0, 0, nil, 0
   COUNTS = batch
 end
 
@@ -158,13 +175,14 @@ local function tube_rec(t)
       kreserved = k .. ':reserved', kburied = k .. ':buried', gen = 0, ex = 0, loaded = false,
       pu = false, nd = false, ndn = false, wt = 0, using = 0, watching = 0, w_pu = false,
       w_nd = false, w_wt = false, w_using = false, w_watching = false, total = 0, deletes = 0,
-      pauses = 0, counts = false, total0 = 0, deletes0 = 0, dirty = false}
+      pauses = 0, counts = false, total0 = 0, deletes0 = 0, dirty = false, pol = false,
+      w_pol = false}
     TM[t], NTM = r, NTM + 1
   end
   if r.gen ~= GEN then
     r.gen, r.ex, r.loaded, r.counts, r.dirty = GEN, 0, false, false, false
     r.total, r.deletes, r.pauses = 0, 0, 0
-    r.w_pu, r.w_nd, r.w_wt, r.w_using, r.w_watching = false, false, false, false, false
+    r.w_pu, r.w_nd, r.w_wt, r.w_using, r.w_watching, r.w_pol = false, false, false, false, false, false
   end
   return r
 end
@@ -188,12 +206,12 @@ local function trec(t)
   if not r.loaded then
     local h
     if COUNTS then
-      h = redis.call('HMGET', r.k, 'pu', 'nd', 'wt', 'using', 'watching', 'total', 'deletes')
-      r.total0, r.deletes0 = h[6] or 0, h[7] or 0 -- converted only if written (flush)
+      h = redis.call('HMGET', r.k, 'pu', 'nd', 'wt', 'using', 'watching', 'pol', 'total', 'deletes')
+      r.total0, r.deletes0 = h[7] or 0, h[8] or 0 -- converted only if written (flush)
     else
-      h = redis.call('HMGET', r.k, 'pu', 'nd', 'wt', 'using', 'watching')
+      h = redis.call('HMGET', r.k, 'pu', 'nd', 'wt', 'using', 'watching', 'pol')
     end
-    r.loaded, r.counts, r.pu, r.nd, r.ndn = true, COUNTS, h[1], h[2], false
+    r.loaded, r.counts, r.pu, r.nd, r.ndn, r.pol = true, COUNTS, h[1], h[2], false, h[6]
     r.wt, r.using, r.watching = num(h[3] or '0'), num(h[4] or '0'), num(h[5] or '0')
   end
   return r
@@ -214,7 +232,8 @@ local function mark(r)
 end
 
 -- W is the name of each hot field's changed flag.
-local W = {pu = 'w_pu', nd = 'w_nd', wt = 'w_wt', using = 'w_using', watching = 'w_watching'}
+local W = {pu = 'w_pu', nd = 'w_nd', wt = 'w_wt', using = 'w_using', watching = 'w_watching',
+  pol = 'w_pol'}
 
 -- tset sets hot field f of tube t to v (pu, nd: a string or false for absent; the counters a
 -- number).
@@ -244,7 +263,8 @@ local function tdrop(t)
   local r = tube_rec(t)
   redis.call('DEL', r.k)
   r.loaded, r.counts, r.pu, r.nd, r.ndn, r.wt, r.using, r.watching = true, true, false, false, false, 0, 0, 0
-  r.w_pu, r.w_nd, r.w_wt, r.w_using, r.w_watching = false, false, false, false, false
+  r.pol = false
+  r.w_pu, r.w_nd, r.w_wt, r.w_using, r.w_watching, r.w_pol = false, false, false, false, false, false
   r.total, r.deletes, r.pauses, r.total0, r.deletes0 = 0, 0, 0, 0, 0
 end
 
@@ -255,7 +275,7 @@ end
 
 -- SET and DEL are flush's argument lists, reused (their length is passed to unpack).
 local SET, DEL = {}, {}
-local HOT = {'pu', 'nd', 'wt', 'using', 'watching'}
+local HOT = {'pu', 'nd', 'wt', 'using', 'watching', 'pol'}
 
 -- flush writes what the call left pending: per tube one HSET and one HDEL of the hot fields it
 -- changed and one HINCRBY per other field it added to; one HINCRBY per B:stats field.
@@ -264,7 +284,7 @@ local function flush()
     local r = DIRTY[i]
     DIRTY[i] = false
     local ns, nd = 0, 0
-    if r.counts and (r.w_pu or r.w_nd or r.w_wt or r.w_using or r.w_watching
+    if r.counts and (r.w_pu or r.w_nd or r.w_wt or r.w_using or r.w_watching or r.w_pol
         or (r.total ~= 0 and r.deletes ~= 0)) then
       -- Known values: written with the changed hot fields, one HSET instead of an HINCRBY each.
       -- (A counter alone is added to: no number to parse and format.)
@@ -277,7 +297,7 @@ local function flush()
         SET[ns + 1], SET[ns + 2], ns = 'deletes', ds(r.deletes0), ns + 2
       end
     end
-    for j = 1, 5 do
+    for j = 1, 6 do
       local f = HOT[j]
       local w = W[f]
       if r[w] then
@@ -349,6 +369,282 @@ local function to_delayed(t, m, due)
   if redis.call('ZRANK', kdelayed(t), m) == 0 then notify(t) end
 end
 
+-- unlink removes job m of tube t from the set of its state st (and from its owner o's set).
+local function unlink(t, m, st, o)
+  if st == 'ready' then redis.call('ZREM', kready(t), m)
+  elseif st == 'delayed' then redis.call('ZREM', kdelayed(t), m)
+  elseif st == 'buried' then redis.call('ZREM', kburied(t), m)
+  elseif st == 'reserved' then
+    redis.call('ZREM', kreserved(t), m)
+    if o and o ~= '' then redis.call('ZREM', ksres(o), m) end
+  end
+end
+
+-- Policies (backend.Policies). B:policies maps each pattern (a tube name or a glob with '*') to
+-- its policy as "mr ea act mx rate burst u": max-reserves, expire-after (ns), expire action (0
+-- unset, 1 delete, 2 bury), max-reserved, rate (per second), burst, unique (1/0). A tube's hash
+-- keeps the text of the policy that governs it (pol, a hot field: read with the others, so a
+-- tube without one costs no command), set when the tube is made (ensure_tube) and whenever a
+-- policy is set or cleared (repolicy_all). Every hook below starts from pol and does nothing
+-- without it.
+
+-- POLS caches parsed policies by their text, which never changes meaning (NPOLS of them).
+local POLS, NPOLS = {}, 0
+
+-- parse_pol is the policy of text s: {mr, ea (ms), bury, mx, rate, burst, u, limits}.
+local function parse_pol(s)
+  local p = POLS[s]
+  if p then return p end
+  local mr, ea, act, mx, rate, burst, u =
+    string.match(s, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)')
+  ea = tonumber(ea)
+  p = {mr = tonumber(mr), ea = math.ceil(ea / 1000000), bury = act == '2', mx = tonumber(mx),
+    rate = tonumber(rate), burst = math.max(tonumber(burst), 1), u = u == '1'}
+  p.limits = p.mr > 0 or p.ea > 0 or p.mx > 0 or p.rate > 0 or p.u
+  if NPOLS >= 1000 then POLS, NPOLS = {}, 0 end
+  POLS[s], NPOLS = p, NPOLS + 1
+  return p
+end
+
+-- tpol is the policy governing tube t, or nil.
+local function tpol(t)
+  local s = trec(t).pol
+  if not s then return nil end
+  return parse_pol(s)
+end
+
+local function kuniq(t) return tube_rec(t).k .. ':u' end
+local function kexp(t) return tube_rec(t).k .. ':x' end
+
+-- act records a policy action for the reply (see ACT).
+local function act(t, policy, action, m)
+  ACT[NACT + 1], ACT[NACT + 2], ACT[NACT + 3], ACT[NACT + 4] = t, policy, action, m or '0'
+  NACT = NACT + 4
+end
+
+-- with_actions is res with the actions the operation took, if any: {'\0pa', res, actions...},
+-- which the gateway unwraps (a marker no reply of an operation starts with).
+local function with_actions(res)
+  if NACT == 0 then return res end
+  if res == nil then res = false end
+  local out = {'\0pa', res}
+  for i = 1, NACT do out[i + 2] = ACT[i] end
+  NACT = 0
+  return out
+end
+
+-- glob_match tells whether tube t matches pattern p, '*' matching any run of characters.
+local function glob_match(p, t)
+  if p == t then return true end
+  if not string.find(p, '*', 1, true) then return false end
+  local lp = '^' .. string.gsub(string.gsub(p, '[^%w%*]', '%%%0'), '%*', '.*') .. '$'
+  return string.match(t, lp) ~= nil
+end
+
+-- more_specific orders patterns as backend.MatchPolicy does: an exact name first, then more
+-- literal characters, then fewer '*', then the smaller pattern.
+local function more_specific(a, b)
+  local sa = select(2, string.gsub(a, '%*', ''))
+  local sb = select(2, string.gsub(b, '%*', ''))
+  if (sa == 0) ~= (sb == 0) then return sa == 0 end
+  if #a - sa ~= #b - sb then return #a - sa > #b - sb end
+  if sa ~= sb then return sa < sb end
+  return a < b
+end
+
+-- resolve is the text of the policy of all (B:policies, flattened) that governs tube t, or
+-- false when none does or the one that does sets no limit, and the pattern that matched.
+local function resolve(t, all)
+  local best, text = nil, false
+  for i = 1, #all, 2 do
+    local p = all[i]
+    if glob_match(p, t) and (not best or more_specific(p, best)) then best, text = p, all[i + 1] end
+  end
+  if text and not parse_pol(text).limits then return false, best end
+  return text, best
+end
+
+-- jhash is job m's body hash, computed and kept on first use.
+local function jhash(m)
+  local h = redis.call('HGET', kjob(m), 'h')
+  if not h then
+    h = redis.sha1hex(redis.call('HGET', kjob(m), 'b'))
+    redis.call('HSET', kjob(m), 'h', h)
+  end
+  return h
+end
+
+-- uq_add indexes job m, now ready or delayed in tube t, by its body (unique).
+local function uq_add(t, m)
+  local k, h = kuniq(t), jhash(m)
+  local ids = redis.call('HGET', k, h)
+  if not ids then
+    redis.call('HSET', k, h, m)
+    return
+  end
+  for id in string.gmatch(ids, '%d+') do
+    if id == m then return end
+  end
+  redis.call('HSET', k, h, ids .. ' ' .. m)
+end
+
+-- uq_del removes job m, no longer ready or delayed in tube t, from the body index.
+local function uq_del(t, m)
+  local h = redis.call('HGET', kjob(m), 'h')
+  if not h then return end -- never indexed
+  local k = kuniq(t)
+  local ids = redis.call('HGET', k, h)
+  if not ids then return end
+  local rest, n = {}, 0
+  for id in string.gmatch(ids, '%d+') do
+    n = n + 1
+    if id ~= m then rest[#rest + 1] = id end
+  end
+  if #rest == 0 then
+    redis.call('HDEL', k, h)
+  elseif #rest < n then
+    redis.call('HSET', k, h, table.concat(rest, ' '))
+  end
+end
+
+-- x_add files job m of tube t for expiry (expire-after P.ea), unless it expired already.
+local function x_add(t, m, P)
+  local f = redis.call('HMGET', kjob(m), 'c', 'xd')
+  if f[2] then return end
+  local at = f[1] + P.ea
+  redis.call('ZADD', kexp(t), at, m)
+  redis.call('HSET', kjob(m), 'x', ds(at))
+  due_added(t, ds(at), at)
+end
+
+-- entered applies tube t's policy P to job m that has just become state st (put, kicked,
+-- returned, moved in, imported).
+local function entered(t, m, st, P)
+  if P.u and (st == 'ready' or st == 'delayed') then uq_add(t, m) end
+  if P.ea > 0 then x_add(t, m, P) end
+end
+
+-- left applies tube t's policy P to job m that leaves state st (reserved, deleted, moved out).
+local function left(t, m, st, P)
+  if P.u and (st == 'ready' or st == 'delayed') then uq_del(t, m) end
+  if P.ea > 0 and st ~= 'reserved' then redis.call('ZREM', kexp(t), m) end
+end
+
+-- to_buried moves job m of tube t (already out of its old set) to the end of its buried list;
+-- buries += 1.
+local function to_buried(t, m)
+  redis.call('ZADD', kburied(t), redis.call('HINCRBY', STATS, 'buryseq', '1'), m)
+  redis.call('HSET', kjob(m), 's', 'buried', 'o', '', 'a', '0')
+  redis.call('HINCRBY', kjob(m), 'nbur', '1')
+end
+
+-- come_back applies tube t's policy P (if any) to job m, reserved until now and already out of
+-- the reserved sets, that would become ready or delayed again (its TTR ran out, its holder
+-- left or released it): past its expiry it is deleted or buried (expire-after), else buried
+-- if it has been reserved max-reserves times. Returns 'deleted' or 'buried' if a policy took
+-- it, false when the caller requeues it.
+local function come_back(t, m, P)
+  if not P then return false end
+  local took = false
+  if P.ea > 0 then
+    local f = redis.call('HMGET', kjob(m), 'c', 'xd')
+    if not f[2] and f[1] + P.ea <= NOW then
+      redis.call('ZREM', kexp(t), m)
+      if P.bury then
+        to_buried(t, m)
+        redis.call('HSET', kjob(m), 'xd', '1')
+        act(t, 'expire-after', 'bury', m)
+        took = 'buried'
+      else
+        redis.call('DEL', kjob(m))
+        act(t, 'expire-after', 'delete', m)
+        took = 'deleted'
+      end
+    end
+  end
+  if not took and P.mr > 0 and num(redis.call('HGET', kjob(m), 'nres') or '0') >= P.mr then
+    to_buried(t, m)
+    act(t, 'max-reserves', 'bury', m)
+    if P.ea > 0 then x_add(t, m, P) end
+    took = 'buried'
+  end
+  if took and P.mx > 0 then notify(t) end -- a slot freed
+  return took
+end
+
+-- came_back applies tube t's policy P (if any) to job m, reserved until now and now ready or
+-- delayed (st) again.
+local function came_back(t, m, st, P)
+  if not P then return end
+  entered(t, m, st, P)
+  if P.mx > 0 then notify(t) end -- a slot freed
+end
+
+-- expire_due applies tube t's expire-after to the jobs whose time has come: deleted or buried
+-- when ready, delayed or buried; a reserved one is left to its holder (it is filed again when
+-- it returns). Returns how many it deleted.
+local function expire_due(t, P)
+  local k = kexp(t)
+  local due = redis.call('ZRANGEBYSCORE', k, '-inf', now_s())
+  if #due == 0 then return 0 end
+  redis.call('ZREMRANGEBYSCORE', k, '-inf', now_s())
+  local gone = 0
+  for _, m in ipairs(due) do
+    local st = redis.call('HGET', kjob(m), 's')
+    if st and st ~= 'reserved' then
+      if P.u then uq_del(t, m) end
+      if P.bury then
+        if st ~= 'buried' then
+          unlink(t, m, st)
+          to_buried(t, m)
+          act(t, 'expire-after', 'bury', m)
+        end
+        redis.call('HSET', kjob(m), 'xd', '1')
+      else
+        unlink(t, m, st)
+        redis.call('DEL', kjob(m))
+        act(t, 'expire-after', 'delete', m)
+        gone = gone + 1
+      end
+    end
+  end
+  return gone
+end
+
+-- limited tells whether tube t's policy P keeps a reserve from taking a job of it now
+-- (max-reserved reached, or no token in its rate bucket), and when a token accrues (ms), if
+-- that is what it waits for.
+local function limited(t, P)
+  if P.mx > 0 and redis.call('ZCARD', kreserved(t)) >= P.mx then return true, false end
+  if P.rate > 0 then
+    local h = redis.call('HMGET', ktube(t), 'rk', 'ra')
+    local tok = P.burst
+    if h[1] then tok = math.min(P.burst, h[1] + (NOW_US - h[2]) * P.rate / 1000000) end
+    if tok < 1 then return true, math.ceil((NOW_US + (1 - tok) * 1000000 / P.rate) / 1000) end
+  end
+  return false, false
+end
+
+-- took spends a token of tube t's rate bucket for a job a reserve took.
+local function took(t, P)
+  if P.rate == 0 then return end
+  local h = redis.call('HMGET', ktube(t), 'rk', 'ra')
+  local tok = P.burst
+  if h[1] then tok = math.min(P.burst, h[1] + (NOW_US - h[2]) * P.rate / 1000000) end
+  redis.call('HSET', ktube(t), 'rk', tostring(tok - 1), 'ra', ds(NOW_US))
+end
+
+-- policy_tube files tube t, which has just been made, under the policy that governs it.
+local function policy_tube(t)
+  local all = redis.call('HGETALL', B .. ':policies')
+  if #all == 0 then return end
+  local text = resolve(t, all)
+  if text then
+    tset(t, 'pol', text)
+    redis.call('SADD', B .. ':pt', t)
+  end
+end
+
 -- unwait removes session s's waiting reserve from the counts, if it is counted.
 local function unwait(s)
   local wt = redis.call('HGET', ksess(s), 'wt')
@@ -366,6 +662,7 @@ local function ensure_tube(t)
   if not tube_exists(t) then
     redis.call('ZADD', TUBES, redis.call('ZCARD', TUBES), t)
     tube_rec(t).ex = true
+    policy_tube(t)
   end
 end
 
@@ -388,8 +685,10 @@ local function gc(t)
   local h = trec(t)
   if h.using > 0 or h.watching > 0 then return end
   if tube_jobs(t) > 0 or not tube_exists(t) then return end
+  local governed = h.pol
   tdrop(t)
   drop_tube(t)
+  if governed then redis.call('SREM', B .. ':pt', t) end
 end
 
 -- A store that lost data (a Redis restart without AOF; with appendfsync everysec, the last
@@ -505,6 +804,11 @@ local function next_due(t)
   local d = redis.call('ZRANGE', kdelayed(t), '0', '0', 'WITHSCORES')[2]
   local r = redis.call('ZRANGE', kreserved(t), '0', '0', 'WITHSCORES')[2]
   if r and (not d or r + 0 < d + 0) then d = r end
+  local P = tpol(t)
+  if P and P.ea > 0 then
+    local x = redis.call('ZRANGE', kexp(t), '0', '0', 'WITHSCORES')[2]
+    if x and (not d or x + 0 < d + 0) then d = x end
+  end
   if not tube_exists(t) then return false end
   tset(t, 'nd', d or 'n')
   return d or 'n'
@@ -535,50 +839,47 @@ local function tick(t, quiet)
     woke = true
   end
   local expired = redis.call('ZRANGEBYSCORE', kreserved(t), '-inf', now_s(), 'WITHSCORES')
+  local P = h.pol and parse_pol(h.pol)
   for i = 1, #expired, 2 do
     local m = expired[i]
     local f = redis.call('HMGET', kjob(m), 'p', 'o')
     if f[2] and f[2] ~= '' then redis.call('ZREM', ksres(f[2]), m) end
-    to_ready(t, m, f[1], expired[i + 1])
     redis.call('HINCRBY', kjob(m), 'ntim', '1')
     sadd('timeouts', 1)
+    if not come_back(t, m, P) then
+      to_ready(t, m, f[1], expired[i + 1])
+      if P then entered(t, m, 'ready', P) end
+    end
   end
   if #expired > 0 then
     redis.call('ZREMRANGEBYSCORE', kreserved(t), '-inf', now_s())
     woke = true
   end
+  if P and P.ea > 0 then expire_due(t, P) end
   return tick_pause(t, quiet, pu, woke, next_due(t))
 end
 
--- fresh returns job m's fields {tube, state, owner, due/deadline} as of NOW, or nil if it does
--- not exist. Only when the job's own time has come is its tube ticked, so the common case
--- costs one HMGET.
+-- fresh returns job m's fields {tube, state, owner, due/deadline, expiry, governed} as of NOW,
+-- or nil if it does not exist. Only when the job's own time has come is its tube ticked, so
+-- the common case costs one HMGET.
 local function fresh(m)
-  local f = redis.call('HMGET', kjob(m), 't', 's', 'o', 'a')
+  local f = redis.call('HMGET', kjob(m), 't', 's', 'o', 'a', 'x', 'g')
   if not f[1] then return nil end
-  if (f[2] == 'delayed' or f[2] == 'reserved') and f[4] + 0 <= NOW then
+  if ((f[2] == 'delayed' or f[2] == 'reserved') and f[4] + 0 <= NOW)
+      or (f[5] and f[2] ~= 'reserved' and f[5] + 0 <= NOW) then
     tick(f[1])
-    f = redis.call('HMGET', kjob(m), 't', 's', 'o', 'a')
+    f = redis.call('HMGET', kjob(m), 't', 's', 'o', 'a', 'x', 'g')
+    if not f[1] then return nil end -- expired (expire-after)
   end
   return f
 end
 
--- reserved_by returns job m's tube if it is reserved by session s now, else nil.
+-- reserved_by returns job m's tube if it is reserved by session s now, else nil, and whether
+-- a policy governs the tube.
 local function reserved_by(m, s)
   local f = fresh(m)
-  if f and f[2] == 'reserved' and f[3] == s then return f[1] end
+  if f and f[2] == 'reserved' and f[3] == s then return f[1], f[6] end
   return nil
-end
-
--- unlink removes job m of tube t from the set of its state st (and from its owner o's set).
-local function unlink(t, m, st, o)
-  if st == 'ready' then redis.call('ZREM', kready(t), m)
-  elseif st == 'delayed' then redis.call('ZREM', kdelayed(t), m)
-  elseif st == 'buried' then redis.call('ZREM', kburied(t), m)
-  elseif st == 'reserved' then
-    redis.call('ZREM', kreserved(t), m)
-    if o and o ~= '' then redis.call('ZREM', ksres(o), m) end
-  end
 end
 
 -- reserve_for makes job m of tube t (already unlinked) reserved by session s; returns the job
@@ -621,12 +922,16 @@ local function end_session(s, proc)
   local back = {}
   for _, h in ipairs(held) do
     redis.call('ZREM', kreserved(h.t), h.m)
-    to_ready(h.t, h.m, redis.call('HGET', kjob(h.m), 'p'))
-    notify(h.t)
-    local pu = trec(h.t).pu
-    back[#back + 1] = h.m
-    back[#back + 1] = h.t
-    back[#back + 1] = (pu and tonumber(pu) > NOW) and 1 or 0
+    local P = tpol(h.t)
+    if not come_back(h.t, h.m, P) then
+      to_ready(h.t, h.m, redis.call('HGET', kjob(h.m), 'p'))
+      if P then entered(h.t, h.m, 'ready', P) end
+      notify(h.t)
+      local pu = trec(h.t).pu
+      back[#back + 1] = h.m
+      back[#back + 1] = h.t
+      back[#back + 1] = (pu and tonumber(pu) > NOW) and 1 or 0
+    end
   end
   redis.call('DEL', ksres(s))
   unwait(s)
@@ -681,4 +986,59 @@ local function describe(m, t)
   return {m, t, f[1], f[2], NOW - tonumber(f[3]), tonumber(f[4]), tonumber(f[5]), left,
     tonumber(f[7] or 0), tonumber(f[8] or 0), tonumber(f[9] or 0), tonumber(f[10] or 0),
     tonumber(f[11] or 0)}
+end
+
+-- repolicy files tube t under the policy of all (B:policies, flattened) that governs it now,
+-- after the policy keyed changed was set or cleared: its jobs are marked governed or not, indexed
+-- by body (unique) and filed for expiry as the new policy needs, or no longer; a rate bucket
+-- starts full; its waiters are told (a raised cap or a lifted limit may let them take a job).
+-- Its due transitions are applied under the old policy first. O(the tube's jobs) when what
+-- its jobs need changes, as setting a policy is an operator's rare act.
+local function repolicy(t, all, changed)
+  tick(t)
+  local r = trec(t)
+  local old, new, by = r.pol, resolve(t, all)
+  if old == new then
+    if by == changed then redis.call('HDEL', r.k, 'rk', 'ra') end
+    return
+  end
+  local O, N = old and parse_pol(old), new and parse_pol(new)
+  tset(t, 'pol', new)
+  redis.call('HDEL', r.k, 'rk', 'ra')
+  local sets = {kready(t), kdelayed(t), kreserved(t), kburied(t)}
+  if (old ~= false) ~= (new ~= false) then
+    for _, k in ipairs(sets) do
+      for _, m in ipairs(redis.call('ZRANGE', k, 0, -1)) do
+        if new then redis.call('HSET', kjob(m), 'g', '1') else redis.call('HDEL', kjob(m), 'g') end
+      end
+    end
+    if new then redis.call('SADD', B .. ':pt', t) else redis.call('SREM', B .. ':pt', t) end
+  end
+  local ou, nu = O and O.u, N and N.u
+  if ou and not nu then
+    redis.call('DEL', kuniq(t))
+  elseif nu and not ou then
+    for i = 1, 2 do
+      for _, m in ipairs(redis.call('ZRANGE', sets[i], 0, -1)) do uq_add(t, m) end
+    end
+  end
+  local oe, ne = O and O.ea or 0, N and N.ea or 0
+  if oe ~= ne then
+    redis.call('DEL', kexp(t))
+    for _, k in ipairs(sets) do
+      for _, m in ipairs(redis.call('ZRANGE', k, 0, -1)) do
+        redis.call('HDEL', kjob(m), 'x')
+        if ne > 0 then x_add(t, m, N) end
+      end
+    end
+    tset(t, 'nd', false) -- unknown: the next tick looks at the sets
+  end
+  notify(t)
+end
+
+-- repolicy_all files every tube under the policy that governs it, after the policy keyed changed
+-- was set or cleared.
+local function repolicy_all(changed)
+  local all = redis.call('HGETALL', B .. ':policies')
+  for _, t in ipairs(redis.call('ZRANGE', TUBES, 0, -1)) do repolicy(t, all, changed) end
 end

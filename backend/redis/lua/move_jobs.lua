@@ -15,10 +15,18 @@ local ms = redis.call('ZRANGE', k, 0, tonumber(ARGV[6]) - 1, 'WITHSCORES')
 if #ms == 0 then return 0 end
 ensure_tube(to)
 local dst = kstate(to, st, false)
+local Pf, Pt = tpol(from), tpol(to)
 for i = 1, #ms, 2 do
   local m, score = ms[i], ms[i + 1]
   redis.call('ZREM', k, m)
+  if Pf then left(from, m, st, Pf) end
   redis.call('HSET', kjob(m), 't', to)
+  if Pt then
+    redis.call('HSET', kjob(m), 'g', '1')
+    entered(to, m, st, Pt)
+  elseif Pf then
+    redis.call('HDEL', kjob(m), 'g')
+  end
   if st == 'delayed' then
     to_delayed(to, m, score)
   elseif st == 'buried' then

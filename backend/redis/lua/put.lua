@@ -3,12 +3,23 @@
 -- ARGV[3] = tube, ARGV[4] = priority, ARGV[5] = delay ms, ARGV[6] = TTR ms, ARGV[7] = body,
 -- ARGV[8] = floor: the highest job id the calling gateway has handed out (see raise_ids),
 -- ARGV[9] = the putting session, whose used tube tube is, or '' (a put outside any session)
--- returns the new job id (integer, from the namespace-wide INCR sequence, above floor)
+-- returns the new job id (integer, from the namespace-wide INCR sequence, above floor), or under
+-- a unique policy the id of the tube's ready or delayed job with the same body, if there is one
 local t, pri, delay, floor, s = ARGV[3], ARGV[4], num(ARGV[5]), num(ARGV[8]), ARGV[9]
 trec(t) -- read now: it tells ensure_tube that t exists, and notify who waits
 ensure_tube(t)
 -- A session the store forgot (see known in lib.lua) gets its used tube back.
 if s ~= '' and redis.call('HEXISTS', ksess(s), 'use') == 0 then uses(s, t) end
+local P = tpol(t)
+if P and P.u then
+  local ids = redis.call('HGET', kuniq(t), redis.sha1hex(ARGV[7]))
+  for id in string.gmatch(ids or '', '%d+') do
+    if redis.call('HGET', kjob(id), 'b') == ARGV[7] then -- a hash collision is not a duplicate
+      act(t, 'unique', 'dedupe', id)
+      return tonumber(id)
+    end
+  end
+end
 local id = redis.call('INCR', IDS)
 if id <= floor then -- the store lost the latest ids (see raise_ids)
   id = floor + 1
@@ -26,6 +37,10 @@ if delay > 0 then
 else
   redis.call('ZADD', kready(t), pri, m)
   notify(t)
+end
+if P then
+  redis.call('HSET', kjob(m), 'g', '1')
+  entered(t, m, st, P)
 end
 tadd(t, 'total', 1)
 sadd('total', 1)

@@ -1,6 +1,7 @@
 -- reserve: reserve for the session the ready job with the lowest (priority, id) over the
--- watched tubes, skipping paused ones, after applying their due transitions (and expiring the
--- session's own overdue reservations wherever they are).
+-- watched tubes, skipping paused ones and those a max-reserved or rate policy holds back, after
+-- applying their due transitions (and expiring the session's own overdue reservations wherever
+-- they are).
 -- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = DEADLINE_SOON margin ms,
 -- ARGV[5] = wait mode: the sum of 1 (an earlier try of this reserve was counted as waiting:
@@ -17,7 +18,8 @@
 --         {0, next, now, soon}                 nothing: next = the earliest time (ms) at which
 --                                              the answer may change for every reserve of the
 --                                              tubes without a publish (a delayed job due, a
---                                              reservation expiring, a pause ending), or -1;
+--                                              reservation expiring, a pause ending, a rate
+--                                              token accruing), or -1;
 --                                              now = the call's time in microseconds;
 --                                              soon = when this session's margin starts (ms;
 --                                              the answer changes for this reserve only), or -1
@@ -26,7 +28,8 @@ local FIRST = 6
 if mode % 2 == 1 then unwait(s) end
 
 local pauses -- by ARGV index: when the tube's pause ends, or false
-if #ARGV == FIRST then
+local tokens -- by ARGV index: when a rate policy's next token accrues (ms), if waited for
+if #ARGV == FIRST and not trec(ARGV[FIRST]).pol then
   -- One watched tube, the usual case, as the loop below does it without its tables (each costs
   -- Lua an allocation and its collection).
   local t = ARGV[FIRST]
@@ -57,6 +60,17 @@ else
     ready[i] = 0
     if not paused then
       local top = redis.call('ZRANGE', kready(t), '0', '1', 'WITHSCORES')
+      local P = top[1] and trec(t).pol and tpol(t)
+      if P then
+        local held, at = limited(t, P)
+        if held then
+          -- The tube counts as having nothing ready; a freed slot publishes it, a token's
+          -- time is in the reply's next.
+          act(t, at and 'rate' or 'max-reserved', 'defer')
+          tokens = tokens or {}
+          top, tokens[i] = {}, at
+        end
+      end
       ready[i] = #top / 2
       tops = tops + ready[i]
       if top[1] then
@@ -79,6 +93,11 @@ else
   if best then
     local besttube = ARGV[besti]
     redis.call('ZREM', kready(besttube), best)
+    local P = tpol(besttube)
+    if P then
+      took(besttube, P)
+      left(besttube, best, 'ready', P)
+    end
     local j = reserve_for(besttube, best, s, true)
     local more = 0
     if tops > 1 then more = 1 end
@@ -112,6 +131,7 @@ for i = FIRST, #ARGV do
   local r = redis.call('ZRANGE', kreserved(t), '0', '0', 'WITHSCORES')
   consider(r[2])
   consider(pauses[i]) -- still right: a pause that tick kept ends after NOW
+  consider(tokens and tokens[i])
 end
 if mode >= 2 then
   local tubes = {}

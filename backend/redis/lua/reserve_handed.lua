@@ -12,6 +12,12 @@ for i = 5, #ARGV do
   if ARGV[i] == f[1] then watched = true end
 end
 if not watched or tick(f[1]) then return false end
+local P = tpol(f[1])
+if P then
+  if limited(f[1], P) then return false end
+  took(f[1], P)
+  left(f[1], m, 'ready', P)
+end
 unlink(f[1], m, 'ready')
 unwait(s)
 return reserve_for(f[1], m, s, true)

@@ -8,4 +8,6 @@ local s, m = ARGV[3], ARGV[4]
 local f = fresh(m)
 if not f or f[2] == 'reserved' then return false end
 unlink(f[1], m, f[2])
+local P = tpol(f[1])
+if P then left(f[1], m, f[2], P) end
 return reserve_for(f[1], m, s)

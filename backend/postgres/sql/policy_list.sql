@@ -1,0 +1,5 @@
+-- policy_list: every policy, or only the one keyed $1 (NULL: all).
+SELECT pattern, max_reserves, expire_after_us, expire_action, max_reserved, rate, burst, uniq
+FROM {{schema}}.policies
+WHERE $1::text IS NULL OR pattern = $1::text
+ORDER BY pattern COLLATE "C"
