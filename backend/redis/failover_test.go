@@ -17,6 +17,11 @@ const (
 	sentinelPorts = 12500 // 5
 	netCutPort    = 12505
 	slowPort      = 12506
+
+	waitPairPorts        = 12510 // 2
+	roundTripPairPorts   = 12512 // 2
+	sharedTripsPairPorts = 12514 // 2
+	waitSentinelPorts    = 12520 // 5
 )
 
 // sentinelBackend opens a Backend on the set's master through its sentinels, with query added

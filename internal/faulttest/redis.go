@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,13 +93,31 @@ func StartRedis(t testing.TB, port int) *RedisSet {
 	return s
 }
 
+// StartRedisPair starts a private master on base and its replica on base+1 (no sentinels), and
+// waits until the replica is in sync.
+func StartRedisPair(t testing.TB, base int) *RedisSet {
+	t.Helper()
+	s := StartRedis(t, base)
+	if s == nil {
+		return nil
+	}
+	s.Ports = append(s.Ports, FreePorts(t, base+1, 1)...)
+	s.StartServer(base+1, base)
+	if !waitFor(30*time.Second, func() bool { return s.replicaInSync(base + 1) }) {
+		s.dumpLogs()
+		t.Fatal("the replica did not sync with its master within 30 s")
+	}
+	return s
+}
+
 // StartServer starts a redis-server on port (listening on 127.0.0.1 and CutHost), a replica of
 // replicaOf unless that is 0. Writes are kept in memory only: what survives a master's death
 // is what its replica has.
 func (s *RedisSet) StartServer(port, replicaOf int) {
 	s.t.Helper()
 	args := []string{s.bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1 " + CutHost, "--save", "", "--appendonly", "no",
-		"--dir", s.dir, "--dbfilename", fmt.Sprintf("dump-%d.rdb", port), "--maxmemory-policy", "noeviction"}
+		"--dir", s.dir, "--dbfilename", fmt.Sprintf("dump-%d.rdb", port), "--maxmemory-policy", "noeviction",
+		"--repl-diskless-sync-delay", "0"} // a replica syncs at once, not after 5 s
 	if replicaOf != 0 {
 		args = append(args, "--replicaof", "127.0.0.1", strconv.Itoa(replicaOf))
 	}
@@ -153,11 +172,23 @@ func (s *RedisSet) Master() (int, error) {
 // Kill9 kills the redis-server on port with SIGKILL.
 func (s *RedisSet) Kill9(port int) {
 	s.t.Helper()
+	s.server(port).kill()
+}
+
+// Freeze stops the redis-server on port with SIGSTOP: its connections stay open, and it
+// answers nothing (a replica so frozen acknowledges no write) until Thaw.
+func (s *RedisSet) Freeze(port int) { s.server(port).signal(syscall.SIGSTOP) }
+
+// Thaw resumes a server Freeze stopped.
+func (s *RedisSet) Thaw(port int) { s.server(port).signal(syscall.SIGCONT) }
+
+func (s *RedisSet) server(port int) *process {
+	s.t.Helper()
 	p := s.servers[port]
 	if p == nil {
 		s.t.Fatalf("no redis-server of this set on %d", port)
 	}
-	p.kill()
+	return p
 }
 
 // WaitPromoted waits until the sentinels name a master other than old, and that master
