@@ -20,31 +20,42 @@ import (
 // MasterName is the name the sentinels of a RedisSet monitor the master by.
 const MasterName = "beangate-ha"
 
-// RedisSet is a private Redis master, its replica and three sentinels (quorum 2), on the
-// loopback ports base..base+4: master, replica, sentinels.
+// RedisSet is a private Redis master, its replicas and three sentinels (quorum 2), on
+// consecutive loopback ports: master, replicas, sentinels.
 type RedisSet struct {
 	t         testing.TB
 	dir       string
 	bin       string
-	Ports     []int // master, replica, sentinel 1..3 as started
+	Ports     []int // master, replicas, sentinel 1..3 as started
+	replicas  int
 	servers   map[int]*process
 	sentinels []*process
 }
 
-// StartRedisSet starts the set and waits until the sentinels know the master, its replica and
-// each other, so that a failover can happen. Sentinels take a master for down after 1 s
-// without a reply.
+// StartRedisSet starts a set of one master and one replica on the ports base..base+4 (see
+// StartRedisSetOf).
 func StartRedisSet(t testing.TB, base int) *RedisSet {
+	t.Helper()
+	return StartRedisSetOf(t, base, 1)
+}
+
+// StartRedisSetOf starts a set of one master and the given number of replicas on the ports from
+// base on (replicas+4 of them), and waits until the sentinels know the master, its replicas and
+// each other, so that a failover can happen. Sentinels take a master for down after 1 s without
+// a reply.
+func StartRedisSetOf(t testing.TB, base, replicas int) *RedisSet {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		backendtest.Unavailable(t, "redis-server: %v", err)
 		return nil
 	}
-	s := &RedisSet{t: t, dir: t.TempDir(), bin: bin, Ports: FreePorts(t, base, 5), servers: map[int]*process{}}
+	s := &RedisSet{t: t, dir: t.TempDir(), bin: bin, Ports: FreePorts(t, base, replicas+4), replicas: replicas, servers: map[int]*process{}}
 	s.StartServer(s.Ports[0], 0)
-	s.StartServer(s.Ports[1], s.Ports[0])
-	for i, port := range s.Ports[2:] {
+	for _, port := range s.Ports[1 : 1+replicas] {
+		s.StartServer(port, s.Ports[0])
+	}
+	for i, port := range s.sentinelPorts() {
 		conf := filepath.Join(s.dir, fmt.Sprintf("sentinel-%d.conf", i))
 		text := strings.Join([]string{
 			"port " + strconv.Itoa(port),
@@ -61,23 +72,31 @@ func StartRedisSet(t testing.TB, base int) *RedisSet {
 		s.sentinels = append(s.sentinels, startProcess(t, "redis-sentinel", filepath.Join(s.dir, fmt.Sprintf("sentinel-%d.log", i)), bin, conf, "--sentinel"))
 	}
 	ok := waitFor(30*time.Second, func() bool {
-		for _, port := range s.Ports[2:] {
+		for _, port := range s.sentinelPorts() {
 			c := s.client(port)
 			peers, err := c.Do(context.Background(), "sentinel", "sentinels", MasterName).Slice()
-			replicas, err2 := c.Do(context.Background(), "sentinel", "replicas", MasterName).Slice()
+			known, err2 := c.Do(context.Background(), "sentinel", "replicas", MasterName).Slice()
 			_ = c.Close()
-			if err != nil || err2 != nil || len(peers) < 2 || len(replicas) < 1 {
+			if err != nil || err2 != nil || len(peers) < 2 || len(known) < replicas {
 				return false
 			}
 		}
-		return s.replicaInSync(s.Ports[1])
+		for _, port := range s.Ports[1 : 1+replicas] {
+			if !s.replicaInSync(port) {
+				return false
+			}
+		}
+		return true
 	})
 	if !ok {
 		s.dumpLogs()
-		t.Fatal("the sentinels did not find the master, its replica and each other within 30 s")
+		t.Fatal("the sentinels did not find the master, its replicas and each other within 30 s")
 	}
 	return s
 }
+
+// sentinelPorts are the ports of the set's sentinels.
+func (s *RedisSet) sentinelPorts() []int { return s.Ports[1+s.replicas:] }
 
 // StartRedis starts a lone private redis-server (no replica, no sentinels) on port, listening on
 // 127.0.0.1 and CutHost.
@@ -101,7 +120,7 @@ func StartRedisPair(t testing.TB, base int) *RedisSet {
 	if s == nil {
 		return nil
 	}
-	s.Ports = append(s.Ports, FreePorts(t, base+1, 1)...)
+	s.Ports, s.replicas = append(s.Ports, FreePorts(t, base+1, 1)...), 1
 	s.StartServer(base+1, base)
 	if !waitFor(30*time.Second, func() bool { return s.replicaInSync(base + 1) }) {
 		s.dumpLogs()
@@ -147,7 +166,8 @@ func (s *RedisSet) replicaInSync(port int) bool {
 
 // URL is the backend URL of the set through its sentinels, with the given extra query.
 func (s *RedisSet) URL(query string) string {
-	u := fmt.Sprintf("redis://%s/0?master_name=%s&addr=%s&addr=%s", Addr(s.Ports[2]), MasterName, Addr(s.Ports[3]), Addr(s.Ports[4]))
+	sp := s.sentinelPorts()
+	u := fmt.Sprintf("redis://%s/0?master_name=%s&addr=%s&addr=%s", Addr(sp[0]), MasterName, Addr(sp[1]), Addr(sp[2]))
 	if query != "" {
 		u += "&" + query
 	}
@@ -157,7 +177,7 @@ func (s *RedisSet) URL(query string) string {
 // Master is the port of the master the sentinels name now.
 func (s *RedisSet) Master() (int, error) {
 	var lastErr error
-	for _, port := range s.Ports[2:] {
+	for _, port := range s.sentinelPorts() {
 		c := s.client(port)
 		addr, err := c.Do(context.Background(), "sentinel", "get-master-addr-by-name", MasterName).StringSlice()
 		_ = c.Close()
