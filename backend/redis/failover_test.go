@@ -47,7 +47,7 @@ func sentinelBackend(t *testing.T, set *faulttest.RedisSet, query string) *beanr
 // once rather than wait for the failover.
 func TestSentinelFailoverUnderLoad(t *testing.T) {
 	set := faulttest.StartRedisSet(t, sentinelPorts)
-	runSentinelFailover(t, set, "prefix=ha&lease=2s&timeout=3s", func(l *faulttest.Ledger, killed time.Time) {
+	runSentinelFailover(t, set, "prefix=ha&lease=2s&timeout=3s", 0, func(l *faulttest.Ledger, killed time.Time) {
 		// What the replica had not received when the master died is lost: asynchronous
 		// replication on loopback lags by far less than this.
 		l.AllowLoss(killed.Add(-time.Second), killed)
@@ -60,15 +60,16 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 // another worker, a redelivery the ledger accepts in the moment before the kill.
 func TestSentinelFailoverWaitReplicas(t *testing.T) {
 	set := faulttest.StartRedisSetOf(t, waitSentinelPorts, 2)
-	runSentinelFailover(t, set, "prefix=ha&lease=2s&timeout=3s&wait_replicas=1&wait_timeout=500ms", func(l *faulttest.Ledger, killed time.Time) {
+	runSentinelFailover(t, set, "prefix=ha&lease=2s&timeout=3s&wait_replicas=1&wait_timeout=500ms", 1, func(l *faulttest.Ledger, killed time.Time) {
 		l.AllowForgottenReserves(killed.Add(-time.Second), killed)
 	})
 }
 
 // runSentinelFailover runs steady load through two gateways on set with the URL query, kills
 // the master with SIGKILL, lets allow name what the kill may lose, flushes the promoted
-// master's library, drains and checks the ledger.
-func runSentinelFailover(t *testing.T, set *faulttest.RedisSet, query string, allow func(l *faulttest.Ledger, killed time.Time)) {
+// master's library, drains and checks the ledger. Before the checks through the gateways it
+// waits until the promoted master has replicas online (the replicas the sentinels move to it).
+func runSentinelFailover(t *testing.T, set *faulttest.RedisSet, query string, replicas int, allow func(l *faulttest.Ledger, killed time.Time)) {
 	gws := []faulttest.Gateway{
 		faulttest.StartGateway(t, "gw1", sentinelBackend(t, set, query)),
 		faulttest.StartGateway(t, "gw2", sentinelBackend(t, set, query)),
@@ -94,6 +95,7 @@ func runSentinelFailover(t *testing.T, set *faulttest.RedisSet, query string, al
 	_ = c.Close()
 	time.Sleep(time.Second)
 	load.Stop()
+	set.WaitOnlineReplicas(promoted, replicas, 10*time.Second)
 	faulttest.RequireWakeUp(t, gws[1], gws[0]) // the subscription moved too
 	n := load.Drain(t, gws[1], 4*time.Second)
 	t.Logf("drained %d jobs", n)

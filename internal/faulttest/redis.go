@@ -86,7 +86,7 @@ func StartRedisSetOf(t testing.TB, base, replicas int) *RedisSet {
 				return false
 			}
 		}
-		return true
+		return s.onlineReplicas(s.Ports[0]) == replicas
 	})
 	if !ok {
 		s.dumpLogs()
@@ -122,7 +122,7 @@ func StartRedisPair(t testing.TB, base int) *RedisSet {
 	}
 	s.Ports, s.replicas = append(s.Ports, FreePorts(t, base+1, 1)...), 1
 	s.StartServer(base+1, base)
-	if !waitFor(30*time.Second, func() bool { return s.replicaInSync(base + 1) }) {
+	if !waitFor(30*time.Second, func() bool { return s.replicaInSync(base+1) && s.onlineReplicas(base) == 1 }) {
 		s.dumpLogs()
 		t.Fatal("the replica did not sync with its master within 30 s")
 	}
@@ -162,6 +162,33 @@ func (s *RedisSet) replicaInSync(port int) bool {
 	defer c.Close()
 	info, err := c.Info(context.Background(), "replication").Result()
 	return err == nil && strings.Contains(info, "role:slave") && strings.Contains(info, "master_link_status:up")
+}
+
+// onlineReplicas is how many replicas acknowledge a write to the master on port within 100 ms:
+// those a WAIT counts. A replica's own link is up before that: after a full sync its master
+// streams it writes only once it has acknowledged the snapshot, up to a second later.
+func (s *RedisSet) onlineReplicas(port int) int {
+	c := s.client(port)
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Set(ctx, "faulttest:replicated", 1, 0).Err(); err != nil {
+		return 0
+	}
+	n, err := c.Wait(ctx, 10, 100*time.Millisecond).Result()
+	if err != nil {
+		return 0
+	}
+	return int(n)
+}
+
+// WaitOnlineReplicas waits until n replicas acknowledge writes to the master on port (see
+// onlineReplicas).
+func (s *RedisSet) WaitOnlineReplicas(port, n int, within time.Duration) {
+	s.t.Helper()
+	if !waitFor(within, func() bool { return s.onlineReplicas(port) >= n }) {
+		s.dumpLogs()
+		s.t.Fatalf("the master on %d did not have %d replicas online within %v", port, n, within)
+	}
 }
 
 // URL is the backend URL of the set through its sentinels, with the given extra query.
