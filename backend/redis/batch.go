@@ -71,7 +71,7 @@ func (b *Backend) execBatch(ctx context.Context, calls []opCall, replies []opRep
 // fcallBatch runs calls as one FCALL of the batch function.
 func (b *Backend) fcallBatch(ctx context.Context, calls []opCall, replies []opReply) error {
 	if len(calls) == 1 {
-		return b.fcallOne(ctx, calls[0], &replies[0])
+		return b.fcallOne(ctx, calls, replies)
 	}
 	n := 1
 	for _, c := range calls {
@@ -83,7 +83,9 @@ func (b *Backend) fcallBatch(ctx context.Context, calls []opCall, replies []opRe
 		args = append(args, string(c.op), c.now, len(c.args))
 		args = append(args, c.args...)
 	}
-	res, err := fcall(ctx, b.client, b.sc.batch, b.keys, args...)
+	cmd := fcallCmd(ctx, b.sc.batch, b.keys, args...)
+	werr := b.process(ctx, cmd, b.mustWait(calls))
+	res, err := cmd.Result()
 	if err != nil {
 		return err
 	}
@@ -101,21 +103,26 @@ func (b *Backend) fcallBatch(ctx context.Context, calls []opCall, replies []opRe
 			replies[i].v = r
 		}
 	}
+	failUnreplicated(calls, replies, werr)
 	return nil
 }
 
 // fcallOne runs a lone call as an FCALL of its operation's own function: through the batch
 // function it would cost Redis about 3 µs more (its argument table and pcall), all latency when
 // one connection waits for each reply. Only a missing library fails it as a batch.
-func (b *Backend) fcallOne(ctx context.Context, c opCall, reply *opReply) error {
+func (b *Backend) fcallOne(ctx context.Context, calls []opCall, replies []opReply) error {
+	c := calls[0]
 	args := make([]any, 0, 2+len(c.args))
 	args = append(args, b.base, c.now)
 	args = append(args, c.args...)
-	res, err := fcall(ctx, b.client, b.sc.fns[c.op], b.keys, args...)
+	cmd := fcallCmd(ctx, b.sc.fns[c.op], b.keys, args...)
+	werr := b.process(ctx, cmd, b.mustWait(calls))
+	res, err := cmd.Result()
 	if isFunctionNotFound(err) {
 		return err
 	}
-	*reply = opReply{v: res, err: err}
+	replies[0] = opReply{v: res, err: err}
+	failUnreplicated(calls, replies, werr)
 	return nil
 }
 

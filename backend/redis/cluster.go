@@ -69,8 +69,8 @@ type onceCmd struct{ *goredis.Cmd }
 
 func (onceCmd) NoRetry() bool { return true }
 
-// fcall runs FCALL fn with keys and args, at most once.
-func fcall(ctx context.Context, c goredis.UniversalClient, fn string, keys []string, args ...any) (any, error) {
+// fcallCmd is FCALL fn with keys and args, routed by its first key as go-redis's own FCall.
+func fcallCmd(ctx context.Context, fn string, keys []string, args ...any) *goredis.Cmd {
 	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
 	cmdArgs = append(cmdArgs, "fcall", fn, len(keys))
 	for _, k := range keys {
@@ -79,8 +79,7 @@ func fcall(ctx context.Context, c goredis.UniversalClient, fn string, keys []str
 	cmdArgs = append(cmdArgs, args...)
 	cmd := goredis.NewCmd(ctx, cmdArgs...)
 	if len(keys) > 0 {
-		cmd.SetFirstKeyPos(3) // route by the first key, as go-redis's own FCall does
+		cmd.SetFirstKeyPos(3)
 	}
-	_ = c.Process(ctx, onceCmd{cmd})
-	return cmd.Result()
+	return cmd
 }

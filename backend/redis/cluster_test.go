@@ -87,6 +87,42 @@ func TestCluster(t *testing.T) {
 		})
 	})
 
+	// With wait_replicas the WAIT goes with the FCALL to the master of the namespace's slot, the
+	// node whose replicas have the writes. These masters have no replica: a put fails once
+	// wait_timeout has passed, though the master stored it, and a reserve does not wait.
+	t.Run("wait_replicas", func(t *testing.T) {
+		t.Parallel()
+		prefix := c.prefixOn(t, 2)
+		waits := func(i int) int64 {
+			admin := c.node(i)
+			defer admin.Close()
+			stats, err := admin.Info(context.Background(), "commandstats").Result()
+			require.NoError(t, err)
+			_, rest, ok := strings.Cut(stats, "cmdstat_wait:calls=")
+			if !ok {
+				return 0
+			}
+			n, err := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+			require.NoError(t, err)
+			return n
+		}
+		before := []int64{waits(0), waits(1), waits(2)}
+		opts, err := beanredis.ParseURL(c.url(prefix) + "&wait_replicas=1&wait_timeout=50ms")
+		require.NoError(t, err)
+		b, err := beanredis.New(context.Background(), opts)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = b.Close() })
+		ctx := context.Background()
+		_, err = b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("a")})
+		require.EqualError(t, err, "redis: put: not replicated: 0 of 1 replicas acknowledged within 50ms (the change is applied on the master and may be lost in a failover)")
+		require.Equal(t, []int64{before[0], before[1], before[2] + 1}, []int64{waits(0), waits(1), waits(2)})
+		s := backend.NewSessionIDs().Next()
+		require.NoError(t, b.BeginSession(ctx, s))
+		job, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})
+		require.NoError(t, err, "a reserve does not wait")
+		require.Equal(t, "a", string(job.Body))
+	})
+
 	t.Run("multigateway", func(t *testing.T) {
 		t.Parallel()
 		prefix := c.prefixOn(t, 1)

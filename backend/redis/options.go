@@ -19,6 +19,7 @@ const (
 	DefaultPrefix         = "beangate"
 	DefaultCommandTimeout = 5 * time.Second
 	DefaultLeaseTTL       = 5 * time.Second
+	DefaultWaitTimeout    = time.Second
 )
 
 // Options configure a Backend.
@@ -48,6 +49,14 @@ type Options struct {
 	// is taken for dead and its sessions are ended by any other Backend on the namespace, once
 	// the lease has stayed missing for a grace of LeaseTTL/2: within 2.5 × LeaseTTL of its death.
 	LeaseTTL time.Duration
+	// WaitReplicas, when positive, makes every state change a client is told of (put, delete,
+	// release, bury, touch, kick, pause, the admin writes) wait until that many replicas have it
+	// (Redis WAIT, one per batch) before its reply; a change they do not all acknowledge within
+	// WaitTimeout fails (INTERNAL_ERROR), though it is applied on the master. See wait.go.
+	WaitReplicas int
+	// WaitTimeout bounds that wait (DefaultWaitTimeout if zero); at least a millisecond (WAIT
+	// counts milliseconds, and 0 would wait for ever) and shorter than CommandTimeout.
+	WaitTimeout time.Duration
 	// Logger: nil discards.
 	Logger *slog.Logger
 }
@@ -68,6 +77,20 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	switch {
+	case o.WaitReplicas < 0:
+		return o, fmt.Errorf("redis: options: wait_replicas %d is negative", o.WaitReplicas)
+	case o.WaitReplicas == 0 && o.WaitTimeout != 0:
+		return o, errors.New("redis: options: wait_timeout needs wait_replicas")
+	case o.WaitReplicas > 0 && o.WaitTimeout == 0:
+		o.WaitTimeout = DefaultWaitTimeout
+	}
+	if o.WaitTimeout != 0 && o.WaitTimeout < time.Millisecond {
+		return o, fmt.Errorf("redis: options: wait_timeout %v is under 1ms (WAIT counts whole milliseconds)", o.WaitTimeout)
+	}
+	if o.WaitTimeout >= o.CommandTimeout {
+		return o, fmt.Errorf("redis: options: wait_timeout %v is not shorter than the command timeout %v", o.WaitTimeout, o.CommandTimeout)
+	}
 	if o.Client == nil && o.URL == "" {
 		return o, errors.New("redis: options: neither URL nor Client given")
 	}
@@ -78,7 +101,8 @@ func (o Options) withDefaults() (Options, error) {
 var errBadURL = errors.New("redis: URL: not a valid URL")
 
 // ParseURL turns "redis://host:port/db?prefix=…&timeout=…&lease=…" (also rediss://) into
-// Options. prefix, timeout (CommandTimeout), lease (LeaseTTL) and cluster are ours; every
+// Options. prefix, timeout (CommandTimeout), lease (LeaseTTL), wait_replicas and wait_timeout
+// (WaitReplicas, WaitTimeout) and cluster are ours; every
 // other query parameter is left for go-redis's own URL options. cluster=true names a Redis
 // Cluster: host:port is one node, more may follow as go-redis's addr=host:port parameters
 // (seeds in case the first is down), and the DB is 0 or left out. master_name=NAME names a
@@ -107,6 +131,18 @@ func ParseURL(raw string) (Options, error) {
 		}
 		q.Del(d.name)
 	}
+	if v := q.Get("wait_replicas"); v != "" {
+		if o.WaitReplicas, err = strconv.Atoi(v); err != nil || o.WaitReplicas < 0 {
+			return Options{}, fmt.Errorf("redis: URL: wait_replicas=%q is not a whole number of replicas (0 or more)", v)
+		}
+	}
+	if v := q.Get("wait_timeout"); v != "" {
+		if o.WaitTimeout, err = time.ParseDuration(v); err != nil || o.WaitTimeout <= 0 {
+			return Options{}, fmt.Errorf("redis: URL: wait_timeout=%q is not a positive duration", v)
+		}
+	}
+	q.Del("wait_replicas")
+	q.Del("wait_timeout")
 	if v := q.Get("cluster"); v != "" {
 		if o.Cluster, err = strconv.ParseBool(v); err != nil {
 			return Options{}, fmt.Errorf("redis: URL: cluster=%q is not true or false", v)

@@ -49,6 +49,20 @@ func TestParseURL(t *testing.T) {
 		{in: "redis://s1:26379/0?master_name=main&cluster=true", wantErr: true},
 		{in: "redis://s1:26379/0?master_name=main&addr=s2", wantErr: true},
 		{in: "redis://s1:26379/0?master_name=main&bogus=1", wantErr: true},
+		{
+			in:   "redis://h:1/0?wait_replicas=1&wait_timeout=250ms&prefix=q",
+			want: Options{URL: "redis://h:1/0", Prefix: "q", WaitReplicas: 1, WaitTimeout: 250 * time.Millisecond},
+		},
+		{in: "redis://h:1/0?wait_replicas=2", want: Options{URL: "redis://h:1/0", WaitReplicas: 2}}, // New's default timeout
+		{in: "redis://h:1/0?wait_replicas=0", want: Options{URL: "redis://h:1/0"}},                  // off
+		{
+			in:   "redis://s1:26379/0?master_name=main&wait_replicas=1&wait_timeout=1s",
+			want: Options{URL: "redis://s1:26379/0?master_name=main", Sentinel: true, WaitReplicas: 1, WaitTimeout: time.Second},
+		},
+		{
+			in:   "redis://h1:7000?cluster=true&wait_replicas=1&wait_timeout=100ms",
+			want: Options{URL: "redis://h1:7000", Cluster: true, WaitReplicas: 1, WaitTimeout: 100 * time.Millisecond},
+		},
 		{in: "postgres://h/db", wantErr: true},
 		{in: "redis://h:1/0?timeout=soon", wantErr: true},
 		{in: "redis://h:1/0?timeout=-1s", wantErr: true},
@@ -66,4 +80,38 @@ func TestParseURL(t *testing.T) {
 			require.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// Bad wait_replicas and wait_timeout values are refused, each with an error naming what is
+// wrong.
+func TestParseURLWaitErrors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ query, want string }{
+		{"wait_replicas=-1", `redis: URL: wait_replicas="-1" is not a whole number of replicas (0 or more)`},
+		{"wait_replicas=one", `redis: URL: wait_replicas="one" is not a whole number of replicas (0 or more)`},
+		{"wait_replicas=1.5", `redis: URL: wait_replicas="1.5" is not a whole number of replicas (0 or more)`},
+		{"wait_replicas=1&wait_timeout=soon", `redis: URL: wait_timeout="soon" is not a positive duration`},
+		{"wait_replicas=1&wait_timeout=0s", `redis: URL: wait_timeout="0s" is not a positive duration`},
+		{"wait_replicas=1&wait_timeout=-1s", `redis: URL: wait_timeout="-1s" is not a positive duration`},
+		{"wait_replicas=1&wait_timeout=500us", "redis: options: wait_timeout 500µs is under 1ms (WAIT counts whole milliseconds)"},
+		{"wait_timeout=1s", "redis: options: wait_timeout needs wait_replicas"},
+		{"wait_replicas=0&wait_timeout=1s", "redis: options: wait_timeout needs wait_replicas"},
+		{"wait_replicas=1&wait_timeout=5s", "redis: options: wait_timeout 5s is not shorter than the command timeout 5s"},
+		{"wait_replicas=1&timeout=500ms", "redis: options: wait_timeout 1s is not shorter than the command timeout 500ms"},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			_, err := ParseURL("redis://h:1/0?" + tt.query)
+			require.EqualError(t, err, tt.want)
+		})
+	}
+}
+
+// Options given directly, not by URL, are checked and completed by New the same way.
+func TestWaitOptionsDefaults(t *testing.T) {
+	t.Parallel()
+	o, err := Options{URL: "redis://h:1/0", WaitReplicas: 1}.withDefaults()
+	require.NoError(t, err)
+	require.Equal(t, DefaultWaitTimeout, o.WaitTimeout)
+	_, err = Options{URL: "redis://h:1/0", WaitReplicas: -2}.withDefaults()
+	require.EqualError(t, err, "redis: options: wait_replicas -2 is negative")
 }

@@ -17,9 +17,11 @@ const maxProbeTimeout = time.Second
 // isOutage tells the failures that say Redis cannot be reached (a timeout, a broken or refused
 // connection, no master known to the sentinels) or cannot take writes here (a replica, a
 // server loading its data or without a master) from Redis's answers to a script. After one,
-// calls fail at once until a PING answers (backend.Reachability).
+// calls fail at once until a PING answers (backend.Reachability). Replicas slow to acknowledge
+// a WAIT are not an outage of the master.
 func isOutage(err error) bool {
-	if err == nil || errors.Is(err, goredis.Nil) || errors.Is(err, context.Canceled) || errors.Is(err, batch.ErrClosed) {
+	if err == nil || errors.Is(err, goredis.Nil) || errors.Is(err, context.Canceled) || errors.Is(err, batch.ErrClosed) ||
+		errors.Is(err, errNotReplicated) {
 		return false
 	}
 	var reply goredis.Error

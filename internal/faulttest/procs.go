@@ -85,6 +85,13 @@ func (p *process) kill() {
 	}
 }
 
+// signal sends sig to the process group, unless the process has exited.
+func (p *process) signal(sig syscall.Signal) {
+	if p.running() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+	}
+}
+
 // running reports whether the process has not exited.
 func (p *process) running() bool {
 	select {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,31 +20,42 @@ import (
 // MasterName is the name the sentinels of a RedisSet monitor the master by.
 const MasterName = "beangate-ha"
 
-// RedisSet is a private Redis master, its replica and three sentinels (quorum 2), on the
-// loopback ports base..base+4: master, replica, sentinels.
+// RedisSet is a private Redis master, its replicas and three sentinels (quorum 2), on
+// consecutive loopback ports: master, replicas, sentinels.
 type RedisSet struct {
 	t         testing.TB
 	dir       string
 	bin       string
-	Ports     []int // master, replica, sentinel 1..3 as started
+	Ports     []int // master, replicas, sentinel 1..3 as started
+	replicas  int
 	servers   map[int]*process
 	sentinels []*process
 }
 
-// StartRedisSet starts the set and waits until the sentinels know the master, its replica and
-// each other, so that a failover can happen. Sentinels take a master for down after 1 s
-// without a reply.
+// StartRedisSet starts a set of one master and one replica on the ports base..base+4 (see
+// StartRedisSetOf).
 func StartRedisSet(t testing.TB, base int) *RedisSet {
+	t.Helper()
+	return StartRedisSetOf(t, base, 1)
+}
+
+// StartRedisSetOf starts a set of one master and the given number of replicas on the ports from
+// base on (replicas+4 of them), and waits until the sentinels know the master, its replicas and
+// each other, so that a failover can happen. Sentinels take a master for down after 1 s without
+// a reply.
+func StartRedisSetOf(t testing.TB, base, replicas int) *RedisSet {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		backendtest.Unavailable(t, "redis-server: %v", err)
 		return nil
 	}
-	s := &RedisSet{t: t, dir: t.TempDir(), bin: bin, Ports: FreePorts(t, base, 5), servers: map[int]*process{}}
+	s := &RedisSet{t: t, dir: t.TempDir(), bin: bin, Ports: FreePorts(t, base, replicas+4), replicas: replicas, servers: map[int]*process{}}
 	s.StartServer(s.Ports[0], 0)
-	s.StartServer(s.Ports[1], s.Ports[0])
-	for i, port := range s.Ports[2:] {
+	for _, port := range s.Ports[1 : 1+replicas] {
+		s.StartServer(port, s.Ports[0])
+	}
+	for i, port := range s.sentinelPorts() {
 		conf := filepath.Join(s.dir, fmt.Sprintf("sentinel-%d.conf", i))
 		text := strings.Join([]string{
 			"port " + strconv.Itoa(port),
@@ -60,23 +72,31 @@ func StartRedisSet(t testing.TB, base int) *RedisSet {
 		s.sentinels = append(s.sentinels, startProcess(t, "redis-sentinel", filepath.Join(s.dir, fmt.Sprintf("sentinel-%d.log", i)), bin, conf, "--sentinel"))
 	}
 	ok := waitFor(30*time.Second, func() bool {
-		for _, port := range s.Ports[2:] {
+		for _, port := range s.sentinelPorts() {
 			c := s.client(port)
 			peers, err := c.Do(context.Background(), "sentinel", "sentinels", MasterName).Slice()
-			replicas, err2 := c.Do(context.Background(), "sentinel", "replicas", MasterName).Slice()
+			known, err2 := c.Do(context.Background(), "sentinel", "replicas", MasterName).Slice()
 			_ = c.Close()
-			if err != nil || err2 != nil || len(peers) < 2 || len(replicas) < 1 {
+			if err != nil || err2 != nil || len(peers) < 2 || len(known) < replicas {
 				return false
 			}
 		}
-		return s.replicaInSync(s.Ports[1])
+		for _, port := range s.Ports[1 : 1+replicas] {
+			if !s.replicaInSync(port) {
+				return false
+			}
+		}
+		return s.onlineReplicas(s.Ports[0]) == replicas
 	})
 	if !ok {
 		s.dumpLogs()
-		t.Fatal("the sentinels did not find the master, its replica and each other within 30 s")
+		t.Fatal("the sentinels did not find the master, its replicas and each other within 30 s")
 	}
 	return s
 }
+
+// sentinelPorts are the ports of the set's sentinels.
+func (s *RedisSet) sentinelPorts() []int { return s.Ports[1+s.replicas:] }
 
 // StartRedis starts a lone private redis-server (no replica, no sentinels) on port, listening on
 // 127.0.0.1 and CutHost.
@@ -92,13 +112,31 @@ func StartRedis(t testing.TB, port int) *RedisSet {
 	return s
 }
 
+// StartRedisPair starts a private master on base and its replica on base+1 (no sentinels), and
+// waits until the replica is in sync.
+func StartRedisPair(t testing.TB, base int) *RedisSet {
+	t.Helper()
+	s := StartRedis(t, base)
+	if s == nil {
+		return nil
+	}
+	s.Ports, s.replicas = append(s.Ports, FreePorts(t, base+1, 1)...), 1
+	s.StartServer(base+1, base)
+	if !waitFor(30*time.Second, func() bool { return s.replicaInSync(base+1) && s.onlineReplicas(base) == 1 }) {
+		s.dumpLogs()
+		t.Fatal("the replica did not sync with its master within 30 s")
+	}
+	return s
+}
+
 // StartServer starts a redis-server on port (listening on 127.0.0.1 and CutHost), a replica of
 // replicaOf unless that is 0. Writes are kept in memory only: what survives a master's death
 // is what its replica has.
 func (s *RedisSet) StartServer(port, replicaOf int) {
 	s.t.Helper()
 	args := []string{s.bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1 " + CutHost, "--save", "", "--appendonly", "no",
-		"--dir", s.dir, "--dbfilename", fmt.Sprintf("dump-%d.rdb", port), "--maxmemory-policy", "noeviction"}
+		"--dir", s.dir, "--dbfilename", fmt.Sprintf("dump-%d.rdb", port), "--maxmemory-policy", "noeviction",
+		"--repl-diskless-sync-delay", "0"} // a replica syncs at once, not after 5 s
 	if replicaOf != 0 {
 		args = append(args, "--replicaof", "127.0.0.1", strconv.Itoa(replicaOf))
 	}
@@ -126,9 +164,37 @@ func (s *RedisSet) replicaInSync(port int) bool {
 	return err == nil && strings.Contains(info, "role:slave") && strings.Contains(info, "master_link_status:up")
 }
 
+// onlineReplicas is how many replicas acknowledge a write to the master on port within 100 ms:
+// those a WAIT counts. A replica's own link is up before that: after a full sync its master
+// streams it writes only once it has acknowledged the snapshot, up to a second later.
+func (s *RedisSet) onlineReplicas(port int) int {
+	c := s.client(port)
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Set(ctx, "faulttest:replicated", 1, 0).Err(); err != nil {
+		return 0
+	}
+	n, err := c.Wait(ctx, 10, 100*time.Millisecond).Result()
+	if err != nil {
+		return 0
+	}
+	return int(n)
+}
+
+// WaitOnlineReplicas waits until n replicas acknowledge writes to the master on port (see
+// onlineReplicas).
+func (s *RedisSet) WaitOnlineReplicas(port, n int, within time.Duration) {
+	s.t.Helper()
+	if !waitFor(within, func() bool { return s.onlineReplicas(port) >= n }) {
+		s.dumpLogs()
+		s.t.Fatalf("the master on %d did not have %d replicas online within %v", port, n, within)
+	}
+}
+
 // URL is the backend URL of the set through its sentinels, with the given extra query.
 func (s *RedisSet) URL(query string) string {
-	u := fmt.Sprintf("redis://%s/0?master_name=%s&addr=%s&addr=%s", Addr(s.Ports[2]), MasterName, Addr(s.Ports[3]), Addr(s.Ports[4]))
+	sp := s.sentinelPorts()
+	u := fmt.Sprintf("redis://%s/0?master_name=%s&addr=%s&addr=%s", Addr(sp[0]), MasterName, Addr(sp[1]), Addr(sp[2]))
 	if query != "" {
 		u += "&" + query
 	}
@@ -138,7 +204,7 @@ func (s *RedisSet) URL(query string) string {
 // Master is the port of the master the sentinels name now.
 func (s *RedisSet) Master() (int, error) {
 	var lastErr error
-	for _, port := range s.Ports[2:] {
+	for _, port := range s.sentinelPorts() {
 		c := s.client(port)
 		addr, err := c.Do(context.Background(), "sentinel", "get-master-addr-by-name", MasterName).StringSlice()
 		_ = c.Close()
@@ -153,11 +219,23 @@ func (s *RedisSet) Master() (int, error) {
 // Kill9 kills the redis-server on port with SIGKILL.
 func (s *RedisSet) Kill9(port int) {
 	s.t.Helper()
+	s.server(port).kill()
+}
+
+// Freeze stops the redis-server on port with SIGSTOP: its connections stay open, and it
+// answers nothing (a replica so frozen acknowledges no write) until Thaw.
+func (s *RedisSet) Freeze(port int) { s.server(port).signal(syscall.SIGSTOP) }
+
+// Thaw resumes a server Freeze stopped.
+func (s *RedisSet) Thaw(port int) { s.server(port).signal(syscall.SIGCONT) }
+
+func (s *RedisSet) server(port int) *process {
+	s.t.Helper()
 	p := s.servers[port]
 	if p == nil {
 		s.t.Fatalf("no redis-server of this set on %d", port)
 	}
-	p.kill()
+	return p
 }
 
 // WaitPromoted waits until the sentinels name a master other than old, and that master
