@@ -300,10 +300,15 @@ func (l *ledger) run(h *harness, d time.Duration) {
 	shared := []string{"rt.a", "rt.b", "rt.c"}
 	b := &timedBackend{Backend: h.b, l: l}
 	var (
-		wg      sync.WaitGroup
-		errMu   sync.Mutex
-		errs    []error
-		buryMu  sync.Mutex
+		wg     sync.WaitGroup
+		errMu  sync.Mutex
+		errs   []error
+		buryMu sync.Mutex
+		// kickMu keeps a kick apart from buries in flight: a kick moves the tube's oldest buried
+		// jobs, by count, so it must find in the store exactly the jobs the ledger lists as
+		// buried there (a bury done in the store but not yet in the ledger would be kicked
+		// unseen, and the ledger would take its next reservation for one of a buried job).
+		kickMu  sync.RWMutex
 		buriedM = map[string][]uint64{} // tube → jobs buried there, for the kicker
 	)
 	fail := func(what string, err error) {
@@ -389,15 +394,19 @@ func (l *ledger) run(h *harness, d time.Duration) {
 		for time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 			for _, tube := range shared {
+				kickMu.Lock()
 				buryMu.Lock()
 				ids := buriedM[tube]
 				buriedM[tube] = nil
 				buryMu.Unlock()
 				if len(ids) == 0 {
+					kickMu.Unlock()
 					continue
 				}
 				l.kicking(ids)
-				if _, err := b.Kick(ctx, tube, uint64(len(ids))); err != nil {
+				_, err := b.Kick(ctx, tube, uint64(len(ids)))
+				kickMu.Unlock()
+				if err != nil {
 					fail("kick", err)
 					return
 				}
@@ -515,13 +524,16 @@ func (l *ledger) run(h *harness, d time.Duration) {
 					if st, err := b.JobStats(ctx, id); err == nil {
 						tube = st.Tube
 					}
+					kickMu.RLock()
 					err := b.Bury(ctx, s, id, 1)
 					if err == nil {
 						l.buried(id)
 						buryMu.Lock()
 						buriedM[tube] = append(buriedM[tube], id)
 						buryMu.Unlock()
-					} else if !errors.Is(err, backend.ErrNotFound) {
+					}
+					kickMu.RUnlock()
+					if err != nil && !errors.Is(err, backend.ErrNotFound) {
 						fail("bury", err)
 						return
 					}
