@@ -30,3 +30,13 @@ func TestMultiGateway(t *testing.T) {
 		return newTestBackend(t, nil, schema)
 	})
 }
+
+// TestPolicies runs the policy suite with its workers on two gateways of one fleet: two
+// Backends on one schema.
+func TestPolicies(t *testing.T) {
+	admin(t)
+	gatewaytest.RunPolicies(t, func(t *testing.T) (backend.Backend, backend.Backend) {
+		schema := testSchema(t)
+		return newTestBackend(t, nil, schema), newTestBackend(t, nil, schema)
+	})
+}

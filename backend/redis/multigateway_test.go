@@ -15,3 +15,13 @@ func TestMultiGateway(t *testing.T) {
 		return newBackend(t, prefix, nil, time.Second)
 	})
 }
+
+// TestPolicies runs the policy suite with its workers on two gateways of one fleet: two
+// Backends on one key prefix.
+func TestPolicies(t *testing.T) {
+	requireRedis(t)
+	gatewaytest.RunPolicies(t, func(t *testing.T) (backend.Backend, backend.Backend) {
+		prefix := newPrefix(t)
+		return newBackend(t, prefix, nil, time.Second), newBackend(t, prefix, nil, time.Second)
+	})
+}
