@@ -78,7 +78,10 @@ var concurrencyCases = []testCase{
 			start := time.Now()
 			h.advance(time.Second)
 			p.requireJob(again)
-			require.Less(h, time.Since(start), 500*time.Millisecond, "the expired reservation came a poll late")
+			// A store that missed it finds it at its next poll, up to a second later; each of the
+			// ten rounds shows that with a chance of one in four at least, and a loaded machine
+			// (a CI run under -race) stays well within three quarters of a second.
+			require.Less(h, time.Since(start), 750*time.Millisecond, "the expired reservation came a poll late")
 			require.NoError(h, h.b.Delete(h.ctx(), worker.id, again))
 		}
 	}},
