@@ -56,13 +56,11 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 
 // The same failover with wait_replicas=1, and two replicas, so that the promoted master still
 // has one to acknowledge its writes: nothing acknowledged is lost, no job comes back after an
-// acknowledged delete. Only reserves, which do not wait, may be forgotten: their jobs go to
-// another worker, a redelivery the ledger accepts in the moment before the kill.
+// acknowledged delete, and no reservation is forgotten (which would hand its job to a second
+// worker while the first holds it).
 func TestSentinelFailoverWaitReplicas(t *testing.T) {
 	set := faulttest.StartRedisSetOf(t, waitSentinelPorts, 2)
-	runSentinelFailover(t, set, "prefix=ha&lease=2s&timeout=3s&wait_replicas=1&wait_timeout=500ms", 1, func(l *faulttest.Ledger, killed time.Time) {
-		l.AllowForgottenReserves(killed.Add(-time.Second), killed)
-	})
+	runSentinelFailover(t, set, "prefix=ha&lease=2s&timeout=3s&wait_replicas=1&wait_timeout=500ms", 1, func(*faulttest.Ledger, time.Time) {})
 }
 
 // runSentinelFailover runs steady load through two gateways on set with the URL query, kills
@@ -95,7 +93,11 @@ func runSentinelFailover(t *testing.T, set *faulttest.RedisSet, query string, re
 	_ = c.Close()
 	time.Sleep(time.Second)
 	load.Stop()
-	set.WaitOnlineReplicas(promoted, replicas, 10*time.Second)
+	// The master the sentinels name now: on a loaded machine they may have failed over once
+	// more (down-after-milliseconds is 1 s here), which the ledger must survive as well.
+	now, err := set.Master()
+	require.NoError(t, err)
+	set.WaitOnlineReplicas(now, replicas, 10*time.Second)
 	faulttest.RequireWakeUp(t, gws[1], gws[0]) // the subscription moved too
 	n := load.Drain(t, gws[1], 4*time.Second)
 	t.Logf("drained %d jobs", n)

@@ -103,21 +103,21 @@ func checkRoundTripsPerCommand(t *testing.T, b *beanredis.Backend, rt *roundTrip
 
 	for _, tt := range []struct {
 		send, want string
-		waits      bool // a state change a client is told of
+		waits      bool // a state change a client is told of, or a reserve (which may make one)
 	}{
 		{"put 0 0 60 1\r\nx", "INSERTED 1", true},
 		{"put 0 3600 60 1\r\nx", "INSERTED 2", true},
 		{"peek 1", "FOUND 1 1", false},
 		{"peek-ready", "FOUND 1 1", false},
 		{"peek-delayed", "FOUND 2 1", false},
-		{"reserve", "RESERVED 1 1", false},
+		{"reserve", "RESERVED 1 1", true},
 		{"touch 1", "TOUCHED", true},
 		{"release 1 0 0", "RELEASED", true},
-		{"reserve-with-timeout 5", "RESERVED 1 1", false},
+		{"reserve-with-timeout 5", "RESERVED 1 1", true},
 		{"bury 1 0", "BURIED", true},
 		{"peek-buried", "FOUND 1 1", false},
 		{"kick 1", "KICKED 1", true},
-		{"reserve-job 1", "RESERVED 1 1", false},
+		{"reserve-job 1", "RESERVED 1 1", true},
 		{"stats-job 1", "OK", false},
 		{"delete 1", "DELETED", true},
 		{"kick-job 2", "KICKED", true},
@@ -130,9 +130,9 @@ func checkRoundTripsPerCommand(t *testing.T, b *beanredis.Backend, rt *roundTrip
 		{"ignore other", "WATCHING 1", false},
 		{"use other", "USING other", false},
 		{"pause-tube default 0", "PAUSED", true},
-		{"reserve-with-timeout 0", "RESERVED 2 1", false},
+		{"reserve-with-timeout 0", "RESERVED 2 1", true},
 		{"delete 2", "DELETED", true},
-		{"reserve-with-timeout 0", "TIMED_OUT", false},
+		{"reserve-with-timeout 0", "TIMED_OUT", true},
 	} {
 		before, waitsBefore := rt.n.Load(), rt.waits.Load()
 		line, _ := c.do(tt.send)

@@ -15,10 +15,12 @@ import (
 // stays applied on the master (WAIT cannot undo it): a put so answered may exist, and may or
 // may not survive a failover.
 //
-// Reserves, session state (use, watch, ignore, session begin and end), the reaper, the id floor
-// and reads do not wait: a reserve a failover forgets puts its job back to ready, to be handed
-// out again (at-least-once delivery, as when a TTR expires), and a forgotten session comes back
-// with its next commands. A batch of only those sends no WAIT.
+// Reserves wait too: the gateway and its workers' connections outlive the master, so a
+// reservation a failover forgets would hand its job to a second worker while the first holds
+// it. Session state (use, watch, ignore, session begin and end), the reaper, the id floor and
+// reads do not wait: a forgotten session comes back with its next commands, and a forgotten
+// session end leaves jobs whose holder is gone to their TTR. A batch of only those sends no
+// WAIT.
 
 // errNotReplicated answers a state change whose WAIT found fewer replicas than asked for.
 var errNotReplicated = errors.New("not replicated")
@@ -26,8 +28,9 @@ var errNotReplicated = errors.New("not replicated")
 // waits are the operations whose reply waits for the replicas: every change a client is told
 // of that a failover must not undo.
 var waits = map[op]bool{
-	opPut: true, opDelete: true, opRelease: true, opBury: true, opTouch: true, opKick: true,
-	opKickJob: true, opPause: true, opDeleteJobs: true, opMoveJobs: true, opImport: true,
+	opPut: true, opReserve: true, opReserveJob: true, opReserveHanded: true, opDelete: true,
+	opRelease: true, opBury: true, opTouch: true, opKick: true, opKickJob: true, opPause: true,
+	opDeleteJobs: true, opMoveJobs: true, opImport: true, opPolicySet: true, opPolicyClear: true,
 }
 
 // mustWait tells whether a batch of calls is sent with WAIT.
