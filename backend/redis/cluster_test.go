@@ -118,9 +118,12 @@ func TestCluster(t *testing.T) {
 		require.Equal(t, []int64{before[0], before[1], before[2] + 1}, []int64{waits(0), waits(1), waits(2)})
 		s := backend.NewSessionIDs().Next()
 		require.NoError(t, b.BeginSession(ctx, s))
-		job, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})
-		require.NoError(t, err, "a reserve does not wait")
-		require.Equal(t, "a", string(job.Body))
+		_, err = b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})
+		require.EqualError(t, err, "redis: reserve: not replicated: 0 of 1 replicas acknowledged within 50ms (the change is applied on the master and may be lost in a failover)", "a reserve waits too")
+		require.Equal(t, []int64{before[0], before[1], before[2] + 2}, []int64{waits(0), waits(1), waits(2)})
+		holder, err := b.JobHolder(ctx, 1)
+		require.NoError(t, err)
+		require.Equal(t, s, holder, "the reservation is applied on the master nevertheless")
 	})
 
 	t.Run("multigateway", func(t *testing.T) {
