@@ -89,7 +89,7 @@ func TestCluster(t *testing.T) {
 
 	// With wait_replicas the WAIT goes with the FCALL to the master of the namespace's slot, the
 	// node whose replicas have the writes. These masters have no replica: a put fails once
-	// wait_timeout has passed, though the master stored it, and a reserve does not wait.
+	// wait_timeout has passed, though the master stored it, and so does a reserve.
 	t.Run("wait_replicas", func(t *testing.T) {
 		t.Parallel()
 		prefix := c.prefixOn(t, 2)
