@@ -381,7 +381,7 @@ func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id
 			body []byte
 		)
 		var readyUS *int64
-		err := b.pool.QueryRow(ctx, b.st.get("reserve_handed"), b.now(), string(p.Session), int64(id), p.Tubes).Scan(&jid, &tube, &prio, &body, &readyUS)
+		err := b.pool.QueryRow(ctx, b.stmt("reserve_handed"), b.now(), string(p.Session), int64(id), p.Tubes).Scan(&jid, &tube, &prio, &body, &readyUS)
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,9 @@
 UPDATE {{schema}}.jobs j
 SET state = 3, reserved_by = $2::text, due_at = {{now}} + j.ttr_us * interval '1 microsecond',
     reserved_at = {{now}}, buried_seq = NULL, reserves = j.reserves + 1
-WHERE j.id = $3::bigint AND j.state = 1 AND j.tube = ANY($4::text[])
+WHERE j.id = $3::bigint AND j.state = 1 AND j.tube = ANY($4::text[])/*P*/
+  -- Past its expire-after, it is the policy tick's to delete or bury, never to hand out.
+  AND (j.expires_at IS NULL OR j.expires_at > {{now}})/*-P*/
   AND (SELECT t.pause_until > {{now}} FROM {{schema}}.tubes t WHERE t.name = j.tube) IS NOT TRUE
   AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
 RETURNING j.id, j.tube, j.priority, j.body,

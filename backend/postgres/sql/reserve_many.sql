@@ -65,7 +65,8 @@ WITH due AS (
     FROM active a
     CROSS JOIN LATERAL (
         SELECT j.id, j.priority FROM {{schema}}.jobs j
-        WHERE j.tube = a.name AND j.state = 1
+        WHERE j.tube = a.name AND j.state = 1/*P*/
+          AND (j.expires_at IS NULL OR j.expires_at > {{now}})/*-P*/
         ORDER BY j.priority, j.id
         LIMIT /*N*/cardinality($3::text[])/*-N*//*P*/least(cardinality($3::text[]), a.slots)/*-P*/
         FOR UPDATE SKIP LOCKED) c
