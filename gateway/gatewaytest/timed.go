@@ -495,11 +495,13 @@ func (s *timedSession) learn(i int, a timedAction, sent time.Duration, r reply) 
 		return
 	}
 	at := r.at
-	// A state change happened between the sending (or, for a reserve that waited, shortly before
-	// the reply) and the reply.
+	// A state change happened between the sending (or, for a reserve that waited, before the
+	// reply) and the reply. How long before is bounded by the timer margin, not by the few
+	// milliseconds it takes on an idle machine: a loaded one has stalled a reply 115 ms after
+	// beanstalkd served a reserve that found its job ready.
 	from := sent
 	if a.blocking {
-		from = at - 50*time.Millisecond
+		from = max(sent, at-timerMargin)
 	}
 	reserved := func(id uint64) {
 		ttr := s.gen.ttrOf(id)
