@@ -23,7 +23,7 @@ const wakeSlack = time.Millisecond
 // Reserve reserves the best ready job over p.Tubes, waiting as the contract says.
 func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
 	// Registered before the first attempt, so a job made ready during it still wakes us.
-	w := b.waiters.add(p.Tubes)
+	w := b.waiters.add(string(p.Session), p.Tubes)
 	gaveUp := false
 	defer func() { b.waiters.remove(w, gaveUp) }()
 
@@ -75,6 +75,9 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 			return nil, backend.ErrTimedOut
 		}
 		woke, err := b.wait(ctx, w, info, timedOut)
+		if woke.job != nil {
+			return woke.job, nil // reserved for this caller by a put, even if it has given up
+		}
 		if err != nil {
 			gaveUp = true
 			return nil, opErr("reserve", err)
@@ -86,16 +89,29 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 	}
 }
 
-// wakeUp is why a wait ended: a hint that a job was made ready, or the due moment it waited for
-// (due), or else the poll, the timeout.
+// wakeUp is why a wait ended: a job a put reserved for it, a hint that a job was made ready (a
+// put that claimed it and made its job ready after all counts as one), or the due moment it
+// waited for (due), or else the poll, the timeout.
 type wakeUp struct {
+	job    *backend.Job
+	gifted bool // the claiming put answered (job, or nil)
 	hinted bool
 	due    *time.Time
 }
 
-// wait blocks until a hint, the next due moment, the poll interval, the timeout or ctx, and
-// says which.
+// wait blocks until a put's job, a hint, the next due moment, the poll interval, the timeout or
+// ctx, and says which. While it waits, a put may claim it (waiters.claim); a claimed wait ends
+// with that put's answer, whatever else came first.
 func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <-chan struct{}) (wakeUp, error) {
+	b.waiters.setIdle(w)
+	woke, err := b.waitIdle(ctx, w, info, timedOut)
+	if b.waiters.settle(w) && !woke.gifted {
+		return wakeUp{job: <-w.gift, gifted: true, hinted: true}, nil
+	}
+	return woke, err
+}
+
+func (b *Backend) waitIdle(ctx context.Context, w *waiter, info waitInfo, timedOut <-chan struct{}) (wakeUp, error) {
 	next := info.nextDue
 	if info.ownDeadline != nil {
 		soon := info.ownDeadline.Add(-backend.DeadlineSoonMargin)
@@ -119,6 +135,8 @@ func (b *Backend) wait(ctx context.Context, w *waiter, info waitInfo, timedOut <
 	poll := time.NewTimer(b.poll)
 	defer poll.Stop()
 	select {
+	case j := <-w.gift:
+		return wakeUp{job: j, gifted: true, hinted: true}, nil
 	case <-w.ch:
 		return wakeUp{hinted: true}, nil
 	case <-dueCh:

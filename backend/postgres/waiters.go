@@ -1,6 +1,10 @@
 package postgres
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/beangate/beangate/backend"
+)
 
 // waiters are the reserves of this process blocked on tubes. A wake-up is only a hint to try
 // again: the reserve statement decides, so spurious or lost wake-ups cost time, never correctness.
@@ -14,19 +18,33 @@ type waiters struct {
 }
 
 type waiter struct {
-	tubes []string
-	ch    chan struct{} // capacity 1: a pending hint is never lost, extra hints collapse
+	tubes   []string
+	session string
+	ch      chan struct{} // capacity 1: a pending hint is never lost, extra hints collapse
 	// handed holds the id of a job a closing session returned and handOut gave to this waiter,
 	// until its next attempt tries that job first (capacity 1: one at a time).
 	handed chan uint64
+	// state (guarded by waiters.mu) says whether a put may claim this reserve for its job: only
+	// while it waits between attempts (idle). A claimed reserve waits for gift, whatever else
+	// ends its wait, so that a job reserved for it is answered.
+	state waiterState
+	gift  chan *backend.Job // capacity 1: the claiming put's job, or nil: try again
 }
+
+type waiterState int
+
+const (
+	busy    waiterState = iota // making an attempt
+	idle                       // waiting: a put may claim it
+	claimed                    // a put is committing a job reserved for it
+)
 
 func newWaiters() *waiters {
 	return &waiters{byTube: map[string][]*waiter{}}
 }
 
-func (ws *waiters) add(tubes []string) *waiter {
-	w := &waiter{tubes: tubes, ch: make(chan struct{}, 1), handed: make(chan uint64, 1)}
+func (ws *waiters) add(session string, tubes []string) *waiter {
+	w := &waiter{tubes: tubes, session: session, ch: make(chan struct{}, 1), handed: make(chan uint64, 1), gift: make(chan *backend.Job, 1)}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, t := range tubes {
@@ -88,6 +106,41 @@ func (ws *waiters) handLocked(tube string, id uint64) bool {
 		}
 	}
 	return false
+}
+
+// claim takes for a put into tube the longest-waiting reserve of tube that is idle and has no
+// hint or handed job pending (it is about to try anyway), or nil. The put answers it with give.
+func (ws *waiters) claim(tube string) *waiter {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, w := range ws.byTube[tube] {
+		if w.state == idle && len(w.ch) == 0 && len(w.handed) == 0 {
+			w.state = claimed
+			return w
+		}
+	}
+	return nil
+}
+
+// setIdle lets puts claim w, until settle.
+func (ws *waiters) setIdle(w *waiter) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w.state = idle
+}
+
+// settle ends w's wait: it reports whether a put claimed w, whose gift w must then take.
+func (ws *waiters) settle(w *waiter) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	was := w.state
+	w.state = busy
+	return was == claimed
+}
+
+// give answers a claimed reserve.
+func (w *waiter) give(j *backend.Job) {
+	w.gift <- j
 }
 
 // takeHanded returns the job handed to w, if any.

@@ -17,7 +17,7 @@ func pending(ws ...*waiter) []bool {
 func TestWakeHintsTheLongestWaitingUnhintedWaiters(t *testing.T) {
 	t.Parallel()
 	ws := newWaiters()
-	a, b, c := ws.add([]string{"t"}), ws.add([]string{"t", "u"}), ws.add([]string{"u"})
+	a, b, c := ws.add("", []string{"t"}), ws.add("", []string{"t", "u"}), ws.add("", []string{"u"})
 	ws.wake("t", 1)
 	require.Equal(t, []bool{true, false, false}, pending(a, b, c))
 	ws.wake("t", 1) // a already holds a hint: the next job goes to b
@@ -42,7 +42,7 @@ func TestRemovePassesOnAHintNotActedUpon(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ws := newWaiters()
-			leaving, next := ws.add([]string{"t"}), ws.add([]string{"t"})
+			leaving, next := ws.add("", []string{"t"}), ws.add("", []string{"t"})
 			if c.hinted {
 				leaving.signal()
 			}

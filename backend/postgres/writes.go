@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"math"
+	"strings"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/jackc/pgx/v5"
@@ -23,6 +25,7 @@ type putItem struct {
 	delayUS  int64
 	ttrUS    int64
 	body     []byte
+	to       *waiter // a local reserve waiting on tube, claimed for this job (see put.sql)
 }
 
 type deleteItem struct {
@@ -36,11 +39,13 @@ type deletion struct {
 	session string
 }
 
-// writeResult is a put's id and whether the job is delayed and due first in its tube (or, under
-// a unique policy, whether the id is an existing job's), or whether a delete found its job.
+// writeResult is a put's id and whether the job is delayed and due first in its tube, or went to
+// the waiting reserve its put claimed (or, under a unique policy, whether the id is an existing
+// job's), or whether a delete found its job.
 type writeResult struct {
 	id      uint64
 	heads   bool
+	handed  bool
 	deduped bool
 	deleted bool
 }
@@ -50,12 +55,14 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 	if err := b.tickPolicies(ctx, false); err != nil {
 		return 0, err
 	}
-	res, err := b.writes.Do(ctx, write{put: newPutItem(p)})
+	item := b.newPutItem(p)
+	res, err := b.writes.Do(ctx, write{put: item})
 	if err != nil {
+		b.hand(item, res, false)
 		return 0, opErr("put", err)
 	}
 	b.putDone(p.Tube, res)
-	if p.Delay <= 0 || res.heads { // a waiter times its next try by the earliest due time it saw
+	if !b.hand(item, res, true) && (p.Delay <= 0 || res.heads) { // a waiter times its next try by the earliest due time it saw
 		b.waiters.wake(p.Tube, 1)
 	}
 	return res.id, nil
@@ -64,16 +71,16 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (uint64, error) 
 // PutBatch stores jobs as consecutive Puts would; they share one INSERT and one commit (or a
 // few, when other writes are queued ahead of them).
 func (b *Backend) PutBatch(ctx context.Context, ps []backend.PutParams) []backend.PutResult {
-	items := make([]write, len(ps))
-	for i, p := range ps {
-		items[i] = write{put: newPutItem(p)}
-	}
 	if err := b.tickPolicies(ctx, false); err != nil {
 		out := make([]backend.PutResult, len(ps))
 		for i := range out {
 			out[i].Err = err
 		}
 		return out
+	}
+	items := make([]write, len(ps))
+	for i, p := range ps {
+		items[i] = write{put: b.newPutItem(p)}
 	}
 	res := make([]writeResult, len(ps))
 	errs := make([]error, len(ps))
@@ -82,12 +89,13 @@ func (b *Backend) PutBatch(ctx context.Context, ps []backend.PutParams) []backen
 	woken := map[string]int{}
 	for i, p := range ps {
 		if errs[i] != nil {
+			b.hand(items[i].put, res[i], false)
 			out[i].Err = opErr("put", errs[i])
 			continue
 		}
 		out[i].ID = res[i].id
 		b.putDone(p.Tube, res[i])
-		if p.Delay <= 0 || res[i].heads {
+		if !b.hand(items[i].put, res[i], true) && (p.Delay <= 0 || res[i].heads) {
 			woken[p.Tube]++
 		}
 	}
@@ -97,14 +105,35 @@ func (b *Backend) PutBatch(ctx context.Context, ps []backend.PutParams) []backen
 	return out
 }
 
-func newPutItem(p backend.PutParams) *putItem {
+// newPutItem prepares a put, claiming for a ready job a local reserve waiting on its tube (not
+// under policies, whose caps and rates a reserve statement applies).
+func (b *Backend) newPutItem(p backend.PutParams) *putItem {
 	body := p.Body
 	if body == nil {
 		body = []byte{} // bodies are NOT NULL; an empty job is valid
 	}
-	return &putItem{
+	it := &putItem{
 		tube: p.Tube, priority: p.Priority, delayUS: p.Delay.Microseconds(), ttrUS: p.TTR.Microseconds(), body: body,
 	}
+	if p.Delay <= 0 && !b.policiesActive() {
+		it.to = b.waiters.claim(p.Tube)
+	}
+	return it
+}
+
+// hand answers the reserve a put claimed: with the job if the put reserved it for that reserve
+// (reporting true), else with nothing, and it tries again as if woken.
+func (b *Backend) hand(it *putItem, res writeResult, ok bool) bool {
+	if it.to == nil {
+		return false
+	}
+	if !ok || !res.handed {
+		it.to.give(nil)
+		return ok // a job made ready: the claimed reserve was woken for it
+	}
+	// The body is the caller's buffer, which it may reuse once Put returns.
+	it.to.give(&backend.Job{ID: res.id, Tube: it.tube, Priority: it.priority, Body: bytes.Clone(it.body), HasReadyFor: true})
+	return true
 }
 
 // Delete removes a job; concurrent deletes share one DELETE and one commit (see delete.sql).
@@ -137,6 +166,7 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 		tubes               []string
 		prios, delays, ttrs []int64
 		bodies              [][]byte
+		hands, watches      []*string // per put: the claimed reserve's session and watched tubes
 		delIDs              []int64
 		delSessions         []string
 	)
@@ -148,6 +178,12 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 			putAt = append(putAt, i)
 			tubes, prios, delays, ttrs = append(tubes, p.tube), append(prios, int64(p.priority)), append(delays, p.delayUS), append(ttrs, p.ttrUS)
 			bodies = append(bodies, p.body)
+			if p.to != nil {
+				session, watch := p.to.session, strings.Join(p.to.tubes, " ")
+				hands, watches = append(hands, &session), append(watches, &watch)
+			} else {
+				hands, watches = append(hands, nil), append(watches, nil)
+			}
 		} else {
 			delIDs, delSessions = append(delIDs, int64(it.del.id)), append(delSessions, string(it.del.session))
 			delAt[deletion{int64(it.del.id), string(it.del.session)}] = i
@@ -173,15 +209,15 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 			bt.Queue(b.st.get("lock_tubes"), tubes, delIDs) // see lock_tubes.sql
 		}
 		if len(putAt) > 0 {
-			bt.Queue(put, now, tubes, prios, delays, ttrs, bodies, own).Query(func(rows pgx.Rows) error {
+			bt.Queue(put, now, tubes, prios, delays, ttrs, bodies, own, hands, watches).Query(func(rows pgx.Rows) error {
 				var ord, id int64
-				var heads, deduped bool
-				dest := []any{&ord, &id, &heads}
+				var heads, handed, deduped bool
+				dest := []any{&ord, &id, &heads, &handed}
 				if policies {
 					dest = append(dest, &deduped)
 				}
 				_, err := pgx.ForEachRow(rows, dest, func() error {
-					res[putAt[ord-1]] = writeResult{id: uint64(id), heads: heads, deduped: deduped}
+					res[putAt[ord-1]] = writeResult{id: uint64(id), heads: heads, handed: handed, deduped: deduped}
 					return nil
 				})
 				return err
