@@ -11,7 +11,9 @@
 //     which runs that Reserve on a goroutine of its own, and its InProcess is false;
 //   - the memory store is always reachable: its Ping answers nil;
 //   - a store that keeps no binlog (Redis, PostgreSQL, memory without one) reports no binlog
-//     figures and has no syncs to observe (NoBinlog).
+//     figures and has no syncs to observe (NoBinlog);
+//   - a store whose reservations are as durable as its puts (memory, Redis) never loses one
+//     alone: it has no lost reservations to report (ObserveLostReservations does nothing).
 //
 // Protocol policy (name rules, the line limit, job size, TTR 0 → 1, argument ranges, the watch
 // list's NOT_IGNORED rule) lives in the gateway, once. A backend only stores and fetches: every
@@ -155,6 +157,16 @@ type Backend interface {
 	// that timeout): the gateway then bounds no call with a timeout of its own, since a timer
 	// and a context per command would cost more than the call.
 	InProcess() bool
+
+	// ObserveLostReservations has f called, from any goroutine, with the sessions whose
+	// reservations (or touches) the store acknowledged but may have forgotten: a store that
+	// commits them without waiting for them to be durable calls it when its server may have
+	// crashed or been replaced, before it hands anything out there. A forgotten reservation's
+	// job is ready again while its worker believes it holds it; the gateway closes those
+	// sessions' connections, which ends them as a disconnect does, so that the worker cannot
+	// go on with the job once another may have it. f must not call the store or block. Each
+	// call adds an observer.
+	ObserveLostReservations(f func([]SessionID))
 
 	// Close releases the backend's resources. Sessions still open are not ended.
 	Close() error

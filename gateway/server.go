@@ -110,7 +110,7 @@ func NewServer(cfg Config) *Server {
 	if sessions == nil {
 		sessions = backend.NewSessionIDs()
 	}
-	return &Server{
+	s := &Server{
 		v112:      cfg.Compat == Compat112,
 		inProcess: cfg.Backend.InProcess(),
 		cfg:       cfg,
@@ -123,6 +123,32 @@ func NewServer(cfg Config) *Server {
 		conns:     map[*conn]struct{}{},
 		pending:   map[net.Conn]struct{}{},
 		obs:       cfg.Observer,
+	}
+	cfg.Backend.ObserveLostReservations(s.closeSessions)
+	return s
+}
+
+// closeSessions closes at once the connections of sessions whose reservations the store may
+// have forgotten (see backend.Backend.ObserveLostReservations): their jobs may be handed to
+// another worker, and a closed connection tells the worker it holds nothing, as beanstalkd's
+// clients know (its reservations return when its session ends).
+func (s *Server) closeSessions(ids []backend.SessionID) {
+	lost := make(map[backend.SessionID]struct{}, len(ids))
+	for _, id := range ids {
+		lost[id] = struct{}{}
+	}
+	n := 0
+	s.mu.Lock()
+	for c := range s.conns {
+		if _, ok := lost[c.sid]; ok {
+			c.cancel()
+			_ = c.nc.Close()
+			n++
+		}
+	}
+	s.mu.Unlock()
+	if n > 0 {
+		s.log.Warn("closed the connections whose reservations the store may have forgotten", "connections", n)
 	}
 }
 

@@ -335,3 +335,7 @@ func (b *Backend) Close() error {
 	}
 	return nil
 }
+
+// ObserveLostReservations does nothing: the reservations live in this process, and end with its
+// connections.
+func (b *Backend) ObserveLostReservations(func([]backend.SessionID)) {}

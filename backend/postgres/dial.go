@@ -2,8 +2,12 @@ package postgres
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -19,11 +23,18 @@ import (
 // network cut that wait lasted until the cut healed and TCP's next retransmission, seconds
 // later; so while the database is known unreachable new dials fail at once (but the probe's),
 // and the connections open are closed outright.
+//
+// It also tells when the server may have been lost, for the reservations committed there
+// without waiting for the flush (durability.go): lost runs when a connection that was
+// established breaks (not by a timeout, nor closed here), and when a new connection finds a
+// server started at another time than the last one (restarted, or a standby promoted).
 type dialer struct {
 	down func() bool // the database is known unreachable
+	lost func()      // the server may have crashed or been replaced
 
-	mu   sync.Mutex
-	open map[*trackedConn]struct{}
+	mu     sync.Mutex
+	open   map[*trackedConn]struct{}
+	server string // the start time of the server the last connection reached
 }
 
 type probeKey struct{}
@@ -62,16 +73,82 @@ func (d *dialer) closeAll() {
 	d.open = nil
 	d.mu.Unlock()
 	for c := range open {
+		c.closed.Store(true)
 		_ = c.Conn.Close()
+	}
+}
+
+// afterConnect chains next (may be nil) after the check of a new connection's server: one
+// round trip per connection, none per statement. A connection that passes it is established:
+// its breaking counts (a cancel request's connection, which the server closes, never is).
+func (d *dialer) afterConnect(next pgconn.AfterConnectFunc) pgconn.AfterConnectFunc {
+	return func(ctx context.Context, pc *pgconn.PgConn) error {
+		rs, err := pc.Exec(ctx, "SELECT pg_postmaster_start_time()::text").ReadAll()
+		if err != nil {
+			return err
+		}
+		if len(rs) != 1 || len(rs[0].Rows) != 1 || len(rs[0].Rows[0]) != 1 {
+			return errors.New("pg_postmaster_start_time() answered no row")
+		}
+		started := string(rs[0].Rows[0][0])
+		d.mu.Lock()
+		other := d.server != "" && d.server != started
+		d.server = started
+		d.mu.Unlock()
+		if other && d.lost != nil {
+			d.lost()
+		}
+		nc := pc.Conn()
+		if tc, ok := nc.(*tls.Conn); ok {
+			nc = tc.NetConn()
+		}
+		if tc, ok := nc.(*trackedConn); ok {
+			tc.established.Store(true)
+		}
+		if next != nil {
+			return next(ctx, pc)
+		}
+		return nil
 	}
 }
 
 type trackedConn struct {
 	net.Conn
-	d *dialer
+	d           *dialer
+	established atomic.Bool // past afterConnect
+	closed      atomic.Bool // closed here: its reads and writes fail for that
+}
+
+func (c *trackedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.failed(err)
+	}
+	return n, err
+}
+
+func (c *trackedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.failed(err)
+	}
+	return n, err
+}
+
+// failed reports a connection broken under it: the server crashed, was shut down, or ended
+// this backend. A timeout is pgx interrupting a call (or a slow server), not a break.
+func (c *trackedConn) failed(err error) {
+	var ne net.Error
+	if !c.established.Load() || c.closed.Load() || errors.Is(err, os.ErrDeadlineExceeded) ||
+		errors.As(err, &ne) && ne.Timeout() || c.d.lost == nil {
+		return
+	}
+	c.established.Store(false) // once per connection
+	c.d.lost()
 }
 
 func (c *trackedConn) Close() error {
+	c.closed.Store(true)
 	c.d.mu.Lock()
 	delete(c.d.open, c)
 	c.d.mu.Unlock()

@@ -80,7 +80,9 @@ func (b *Backend) Touch(ctx context.Context, s backend.SessionID, id uint64) err
 	if id > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
+	b.undurable.begin(string(s))
 	_, err := b.ownerOp(ctx, "touch", b.st.get("touch"), nil, b.now(), string(s), int64(id))
+	b.undurable.endOne(string(s), err == nil)
 	return err
 }
 
@@ -89,7 +91,10 @@ func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64
 	if id > math.MaxInt64 {
 		return nil, backend.ErrNotFound
 	}
-	return b.queryJob(ctx, "reserve-job", b.st.get("reserve_job"), b.now(), string(s), int64(id))
+	b.undurable.begin(string(s))
+	job, err := b.queryJob(ctx, "reserve-job", b.st.get("reserve_job"), b.now(), string(s), int64(id))
+	b.undurable.endOne(string(s), err == nil && job != nil)
+	return job, err
 }
 
 // Kick moves up to bound buried (else delayed) jobs of tube to ready.

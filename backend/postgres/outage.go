@@ -42,8 +42,10 @@ func isOutage(err error) bool {
 // dropConnections runs when the database is found unreachable: the pool's connections and the
 // listener's may lead to a server that is gone or cut off, where each would wait for its own
 // timeout; new ones find the server of a multi-host URL that accepts writes. (With a pool that
-// was given in Options, only the pool is reset.)
+// was given in Options, only the pool is reset.) The reserves and touches not known durable
+// are reported: the server that has them may be gone (durability.go).
 func (b *Backend) dropConnections(error) {
+	b.serverLost()
 	b.pool.Reset()
 	b.dialer.closeAll()
 	select {

@@ -54,6 +54,11 @@ type Backend struct {
 
 	pol policyState // policies.go
 
+	// undurable: the sessions whose reserves or touches are not known durable (durability.go);
+	// durableEveryTest, when set, replaces durablePointEvery.
+	undurable        *undurable
+	durableEveryTest atomic.Int64
+
 	stop      chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
@@ -80,7 +85,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{poll: pollInterval, opts: opts, st: st, origin: origin, clock: opts.Clock, waiters: newWaiters(), stop: make(chan struct{})}
+	b := &Backend{poll: pollInterval, opts: opts, st: st, origin: origin, clock: opts.Clock, waiters: newWaiters(), undurable: newUndurable(), stop: make(chan struct{})}
 	if b.clock == nil {
 		b.clock = backend.SystemClock{}
 	}
@@ -97,7 +102,9 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		}
 		tuneConnConfig(cfg.ConnConfig, opts.CommandTimeout)
 		b.dialer.down = func() bool { return b.reach.Check() != nil }
+		b.dialer.lost = b.serverLost
 		b.dialer.wrap(&cfg.ConnConfig.Config)
+		cfg.ConnConfig.AfterConnect = b.dialer.afterConnect(cfg.ConnConfig.AfterConnect)
 		if b.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 			return nil, opErr("connect", err)
 		}
@@ -132,7 +139,8 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	listening := make(chan struct{})
-	b.wg.Add(4)
+	b.wg.Add(5)
+	go b.durablePoints()
 	go b.policySweepLoop()
 	go b.listen(listening)
 	go b.renewLeases()

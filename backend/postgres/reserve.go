@@ -298,6 +298,13 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 		g.sessions = append(g.sessions, it.session)
 		g.bySession[it.session] = i
 	}
+	// Marked before the batch is sent: a server lost while it is in flight is reported to them.
+	sessions := make([]string, len(items))
+	for i, it := range items {
+		sessions[i] = it.session
+	}
+	b.undurable.begin(sessions...)
+	defer func() { b.undurable.end(sessions, func(i int) bool { return err == nil && res[i].job != nil }) }()
 	err = b.runBatch(ctx, func(ctx context.Context) error {
 		clear(res)
 		clear(promote)
@@ -390,6 +397,8 @@ func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id
 		return nil, nil
 	}
 	var job *backend.Job
+	b.undurable.begin(string(p.Session))
+	defer func() { b.undurable.endOne(string(p.Session), job != nil) }()
 	err := b.run(ctx, "reserve-handed", func(ctx context.Context) error {
 		job = nil
 		var (

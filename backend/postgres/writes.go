@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/beangate/beangate/backend"
@@ -198,6 +199,7 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 		put = b.variant("put", true)
 		locks = b.policyLocks(tubes, func(p backend.Policy) bool { return p.Unique })
 	}
+	point := b.undurable.take() // a batch that writes flushes the reserves committed before it
 	err := b.runBatch(ctx, func(ctx context.Context) error {
 		clear(res)
 		unreferenced = unreferenced[:0]
@@ -243,6 +245,9 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 		}
 		return b.batch(ctx, bt)
 	})
+	if err == nil && slices.ContainsFunc(res, func(r writeResult) bool { return r.deleted || r.id != 0 && !r.deduped }) {
+		b.undurable.durable(point)
+	}
 	if err == nil && len(unreferenced) > 0 {
 		err = b.gcTubes(ctx, unreferenced)
 	}

@@ -153,10 +153,15 @@ func (i *instrumented) Import(ctx context.Context, jobs []backend.ImportJob) ([]
 	return out, err
 }
 
-// BinlogFigures and ObserveBinlogSyncs are not calls into the store's data: they pass through.
+// BinlogFigures, ObserveBinlogSyncs and ObserveLostReservations are not calls into the store's
+// data: they pass through.
 func (i *instrumented) BinlogFigures() (backend.BinlogFigures, bool) { return i.b.BinlogFigures() }
 
 func (i *instrumented) ObserveBinlogSyncs(f func(time.Duration)) { i.b.ObserveBinlogSyncs(f) }
+
+func (i *instrumented) ObserveLostReservations(f func([]backend.SessionID)) {
+	i.b.ObserveLostReservations(f)
+}
 
 func (i *instrumented) BeginSession(ctx context.Context, s backend.SessionID) error {
 	t := time.Now()
