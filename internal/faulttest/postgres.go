@@ -53,15 +53,16 @@ func StartPGPair(t testing.TB, base int, sync bool) *PGPair {
 	return p
 }
 
-// StartPG starts a lone private PostgreSQL server (no standby) on port; its Primary is it.
-func StartPG(t testing.TB, port int) *PGPair {
+// StartPG starts a lone private PostgreSQL server (no standby) on port; its Primary is it. conf
+// are lines added to its postgresql.conf.
+func StartPG(t testing.TB, port int, conf ...string) *PGPair {
 	t.Helper()
-	return startPrimary(t, port, 1, false)
+	return startPrimary(t, port, 1, false, conf...)
 }
 
 // startPrimary initdb's and starts the primary on base, checking that the ports base..base+n-1
-// are free.
-func startPrimary(t testing.TB, base, n int, sync bool) *PGPair {
+// are free, with extra lines in its postgresql.conf.
+func startPrimary(t testing.TB, base, n int, sync bool, extra ...string) *PGPair {
 	t.Helper()
 	FreePorts(t, base, n)
 	p := &PGPair{t: t}
@@ -102,7 +103,7 @@ func startPrimary(t testing.TB, base, n int, sync bool) *PGPair {
 	if sync {
 		conf = append(conf, "synchronous_standby_names = '*'")
 	}
-	p.appendConf(p.Primary, conf...)
+	p.appendConf(p.Primary, append(conf, extra...)...)
 	p.Primary.Start()
 	return p
 }
