@@ -28,8 +28,7 @@ type Ledger struct {
 	cutOff  map[string]cut       // gateway → when it was cut off from the store
 	faults  []fault
 	loss    []window
-	forgets []window // reserves acknowledged then may be forgotten
-	replies []reply  // acknowledged puts and deletes, and errors, for recovery times
+	replies []reply // acknowledged puts and deletes, and errors, for recovery times
 	errs    []string
 	acks    []idAck // acknowledged put ids in acknowledgement order
 }
@@ -86,24 +85,6 @@ func (l *Ledger) AllowLoss(from, to time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.loss = append(l.loss, window{from, to})
-}
-
-// AllowForgottenReserves says that reserves acknowledged between from and to may be forgotten
-// by a crash (a store that commits reserves without waiting for them to be durable): their
-// jobs may go to another worker while the first still holds them. Nothing else may be lost.
-func (l *Ledger) AllowForgottenReserves(from, to time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.forgets = append(l.forgets, window{from, to})
-}
-
-func within(ws []window, t time.Time) bool {
-	for _, w := range ws {
-		if !t.Before(w.from) && !t.After(w.to) {
-			return true
-		}
-	}
-	return false
 }
 
 func (l *Ledger) mayLose(t time.Time) bool {
@@ -392,9 +373,6 @@ func (l *Ledger) explain(p, d delivery) string {
 	}
 	if l.mayLose(p.at) {
 		return "lost in the failover window"
-	}
-	if within(l.forgets, p.at) {
-		return "reserve forgotten by the crash"
 	}
 	return ""
 }

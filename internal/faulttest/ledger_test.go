@@ -75,12 +75,6 @@ func TestLedgerVerdicts(t *testing.T) {
 			l.CutOff("gw1", at(12), time.Second)
 			cycle(l, "w2", 1, "a", 20)
 		}, "while w1", 0},
-		{"ReserveForgotten", func(l *Ledger) {
-			put(l, "a", 1, 0)
-			l.Reserved("w1", "gw1", 1, "a", at(10))
-			l.AllowForgottenReserves(at(5), at(15))
-			cycle(l, "w2", 1, "a", 20)
-		}, "", 0},
 		{"IDGoesBack", func(l *Ledger) {
 			put(l, "a", 5, 0)
 			put(l, "b", 4, 10)
