@@ -15,8 +15,8 @@ func TestDueTimeCountsFromWhenTheScriptWasSent(t *testing.T) {
 	b := &Backend{}                                   // no injected clock: Redis's now and this process's timers
 	const next = int64(1_000_000)                     // ms
 	now := (next - time.Minute.Milliseconds()) * 1000 // µs
-	d := b.dueIn(next, reserveOutcome{now: now, sent: time.Now().Add(-time.Hour)})
-	if d > 0 {
+	due := b.dueTime(next, reserveOutcome{now: now, sent: time.Now().Add(-time.Hour)})
+	if d := time.Until(due); d > 0 {
 		t.Fatalf("due in %v: counted from now, not from when the script was sent", d)
 	}
 }

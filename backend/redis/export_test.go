@@ -35,6 +35,11 @@ func SetSafetyPoll(b *Backend, d time.Duration) { b.safetyPoll = d }
 // wake-ups waiters pass on deliver by themselves.
 func DropPublishes(b *Backend) { b.dropPub.Store(true) }
 
+// SetBeforeTimer makes a waiting reserve run f before it sets each of its timers (a due time, its
+// DEADLINE_SOON, its timeout), so that a test can move a fake clock at that moment. Set it before
+// the first reserve that waits.
+func SetBeforeTimer(b *Backend, f func()) { b.waiters.beforeTimer = f }
+
 // SetBeforeSend makes every batch's leader run f before it takes the queue, so that a test can
 // hold a batch back while other calls queue up behind it. The batcher reads f without a lock:
 // set it before the Backend's first call.

@@ -35,6 +35,8 @@ type waiters struct {
 	handing  int
 	handDone chan struct{} // closed when handing drops to 0
 	anyHand  atomic.Bool   // handing > 0: lets a reserve's try skip the lock when none is
+
+	beforeTimer func() // tests: runs before each timer a waiting reserve sets
 }
 
 type waiter struct {
@@ -123,10 +125,10 @@ func (ws *waiters) handOffLocked(tube string) {
 }
 
 // arm sets w to be woken at the due time of its tubes at (ms; -1: none) the reserve script
-// reported, which is d from now on clock. Waiters due at the same time share one timer; arming
+// reported, which comes at due on clock. Waiters due at the same time share one timer; arming
 // again for the time it is armed for keeps it, so a fake clock's pending timers stay stable
 // while a reserve waits.
-func (ws *waiters) arm(w *waiter, at int64, d time.Duration, clock backend.Clock) {
+func (ws *waiters) arm(w *waiter, at int64, due time.Time, clock backend.Clock) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	w.idle = false
@@ -140,7 +142,10 @@ func (ws *waiters) arm(w *waiter, at int64, d time.Duration, clock backend.Clock
 	s := ws.due[at]
 	if s == nil {
 		s = &dueSlot{at: at, waiters: map[*waiter]struct{}{}}
-		s.timer = clock.AfterFunc(max(d, 0), func() { ws.fire(s) })
+		if ws.beforeTimer != nil {
+			ws.beforeTimer()
+		}
+		s.timer = backend.AfterFuncAt(clock, due, func() { ws.fire(s) })
 		ws.due[at] = s
 	}
 	s.waiters[w] = struct{}{}

@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -215,6 +216,61 @@ func TestDueTimesLoseNoWakeUp(t *testing.T) {
 	}
 	cancel()
 	require.ErrorIs(t, <-got, context.Canceled, "the reserve left over had no job to get")
+}
+
+// A waiting reserve's timer is set for the time its try reported, however far the clock moved
+// while it was being set: on a fake clock, counting "from now" twice (once to work out how long
+// to wait, once when setting the timer) put it a whole step late when the clock advanced in
+// between, and the reserve waited through the step it was due in. Here the clock advances by
+// exactly the wait just before each reserve sets its timer: it is due at once.
+func TestTimerSetWhileTheClockAdvancesIsNotLate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		// setup prepares session s and returns its reserve's timeout; what the reserve waits for
+		// is due in 1 s.
+		setup   func(t *testing.T, b *beanredis.Backend, s backend.SessionID) (timeout time.Duration)
+		wantErr error // nil: a job
+	}{
+		{"a delayed job's due time", func(t *testing.T, b *beanredis.Backend, s backend.SessionID) time.Duration {
+			_, err := b.Put(ctx, backend.PutParams{Tube: "default", Delay: time.Second, TTR: time.Minute, Body: []byte("x")})
+			require.NoError(t, err)
+			return -1
+		}, nil},
+		{"its session's DEADLINE_SOON", func(t *testing.T, b *beanredis.Backend, s backend.SessionID) time.Duration {
+			// Held in a tube the reserve does not watch: no due time of its tubes is set.
+			_, err := b.Put(ctx, backend.PutParams{Tube: "held", TTR: 2 * time.Second, Body: []byte("x")})
+			require.NoError(t, err)
+			_, err = b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"held"}})
+			require.NoError(t, err) // its margin starts in 1 s
+			return -1
+		}, backend.ErrDeadlineSoon},
+		{"its timeout", func(t *testing.T, b *beanredis.Backend, s backend.SessionID) time.Duration {
+			return time.Second
+		}, backend.ErrTimedOut},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, b, _, clock := newDueTimeTest(t)
+			s := backend.SessionID("late.1")
+			require.NoError(t, b.BeginSession(ctx, s))
+			timeout := tt.setup(t, b, s)
+			var once sync.Once
+			beanredis.SetBeforeTimer(b, func() { once.Do(func() { clock.Advance(time.Second) }) })
+			rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			j, err := b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}, Timeout: timeout})
+			require.NotErrorIs(t, err, context.DeadlineExceeded, "the timer was set a step late")
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.NotNil(t, j)
+		})
+	}
 }
 
 // A reserve passed over for a due time of its tubes (another waiter of them was woken) still

@@ -93,19 +93,19 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 			return nil, backend.ErrTimedOut
 		}
 		if p.Timeout > 0 && timeout == nil {
-			left := p.Timeout - b.localNow().Sub(start)
-			if left <= 0 {
+			end := start.Add(p.Timeout)
+			if !b.localNow().Before(end) {
 				final = true
 				continue
 			}
 			var stop func()
-			timeout, stop = b.after(left)
+			timeout, stop = b.afterAt(end)
 			defer stop()
 		}
 		if safety == nil {
 			safety = time.NewTicker(b.safetyPoll)
 		}
-		b.waiters.arm(w, out.next, b.dueIn(out.next, out), b.clock())
+		b.waiters.arm(w, out.next, b.dueTime(out.next, out), b.clock())
 		soon.arm(b, out.soonAt, out)
 		select {
 		case <-ctx.Done():
@@ -172,10 +172,15 @@ func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id
 	return r.readyFor(j, 4), err
 }
 
-// after returns a channel closed once d has passed on the backend's clock, and its stop func.
-func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
+// afterAt returns a channel closed once the backend's clock reaches at, and its stop func. The
+// timer is set for a time, not a duration: a fake clock advanced after the caller read it must
+// not make the timer a whole step late (see backend.AfterFuncAt).
+func (b *Backend) afterAt(at time.Time) (<-chan struct{}, func()) {
 	ch := make(chan struct{})
-	t := b.clock().AfterFunc(d, func() { close(ch) })
+	if h := b.waiters.beforeTimer; h != nil {
+		h()
+	}
+	t := backend.AfterFuncAt(b.clock(), at, func() { close(ch) })
 	return ch, func() { t.Stop() }
 }
 
@@ -185,21 +190,22 @@ func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
 // finds nothing and has to be made again.
 const dueGuard = 100 * time.Microsecond
 
-// dueIn is how long from now the due time at (ms) the reserve script reported in out is.
-// Without an injected clock it is at − now (Redis's clock, now to the µs: counting from the
-// whole millisecond made every wait up to a millisecond too long) counted from when the script
-// was sent, not from when its reply came back: the script ran after it was sent, and its reply may come back much
+// dueTime is when, on the backend's clock, the due time at (ms) the reserve script reported in
+// out comes. With an injected clock it is at itself (the script ran on that clock). Without one
+// it is at − now (Redis's clock, now to the µs: counting from the whole millisecond made every
+// wait up to a millisecond too long) counted from when the script was sent, not from when its
+// reply came back: the script ran after it was sent, and its reply may come back much
 // later than it ran (with one batch in flight, a waiter's reply comes with a batch of others;
 // counting from the reply made every due time that much late, and a delayed job's lateness
 // with it).
-func (b *Backend) dueIn(at int64, out reserveOutcome) time.Duration {
+func (b *Backend) dueTime(at int64, out reserveOutcome) time.Time {
 	if b.opts.Clock != nil {
-		return time.UnixMilli(at).Sub(b.opts.Clock.Now())
+		return time.UnixMilli(at)
 	}
-	return time.Until(out.dueAt(at))
+	return out.dueAt(at)
 }
 
-// dueAt is when, on this process's clock, at (ms) comes on Redis's (see dueIn).
+// dueAt is when, on this process's clock, at (ms) comes on Redis's (see dueTime).
 func (out reserveOutcome) dueAt(at int64) time.Time {
 	return out.sent.Add(time.Duration(at*1000-out.now)*time.Microsecond + dueGuard)
 }
@@ -220,7 +226,7 @@ func (t *ownTimer) arm(b *Backend, at int64, out reserveOutcome) {
 	t.stop()
 	if at >= 0 {
 		t.at = at
-		t.ch, t.cancel = b.after(max(b.dueIn(at, out), 0))
+		t.ch, t.cancel = b.afterAt(b.dueTime(at, out))
 	}
 }
 

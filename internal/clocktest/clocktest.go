@@ -21,7 +21,7 @@ type Fake struct {
 // NewFake returns a Fake set at start.
 func NewFake(start time.Time) *Fake { return &Fake{now: start} }
 
-var _ backend.Clock = (*Fake)(nil)
+var _ backend.AtClock = (*Fake)(nil)
 
 type fakeTimer struct {
 	clock *Fake
@@ -39,14 +39,26 @@ func (c *Fake) Now() time.Time {
 // AfterFunc schedules f for d after the fake now; d <= 0 fires at once (in a goroutine).
 func (c *Fake) AfterFunc(d time.Duration, f func()) backend.Timer {
 	c.mu.Lock()
-	t := &fakeTimer{clock: c, at: c.now.Add(d), f: f}
-	if d <= 0 {
-		c.mu.Unlock()
+	defer c.mu.Unlock()
+	return c.scheduleLocked(c.now.Add(d), f)
+}
+
+// AfterFuncAt schedules f for the fake time at; a time not after the fake now fires at once (in
+// a goroutine). Reading Now and then calling AfterFunc would put f a whole step late if an
+// Advance came in between.
+func (c *Fake) AfterFuncAt(at time.Time, f func()) backend.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.scheduleLocked(at, f)
+}
+
+func (c *Fake) scheduleLocked(at time.Time, f func()) backend.Timer {
+	t := &fakeTimer{clock: c, at: at, f: f}
+	if !at.After(c.now) {
 		go f()
 		return t
 	}
 	c.timers = append(c.timers, t)
-	c.mu.Unlock()
 	return t
 }
 
