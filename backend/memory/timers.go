@@ -1,6 +1,10 @@
 package memory
 
-import "time"
+import (
+	"time"
+
+	"github.com/beangate/beangate/backend"
+)
 
 // eventKind names the sources of timed events. At equal times the lower kind goes first, so
 // that work becoming available (a delay maturing, a TTR running out, a pause ending) is handed
@@ -99,7 +103,9 @@ func (b *Backend) armLocked() {
 	b.timerGen++
 	gen := b.timerGen
 	b.timerAt = at
-	b.timer = b.clock.AfterFunc(at.Sub(b.clock.Now()), func() { b.onTimer(gen) })
+	// For the time itself, not at − Now(): a fake clock advanced in between would set it a
+	// whole step late (backend.AfterFuncAt).
+	b.timer = backend.AfterFuncAt(b.clock, at, func() { b.onTimer(gen) })
 }
 
 func (b *Backend) onTimer(gen uint64) {

@@ -121,14 +121,15 @@ func (b *Backend) waitIdle(ctx context.Context, w *waiter, info waitInfo, timedO
 	}
 	var dueCh <-chan struct{} // nil (never ready) without a due moment
 	if next != nil {
-		var d time.Duration
-		if b.opts.Clock != nil {
-			d = next.Sub(b.opts.Clock.Now()) // the clock may have moved since the attempt
-		} else {
-			d = next.Sub(info.now) + wakeSlack
-		}
 		due := make(chan struct{})
-		t := b.clock.AfterFunc(d, func() { close(due) })
+		var t backend.Timer
+		if b.opts.Clock != nil {
+			// For the time itself: the clock may have moved since the attempt, and may move again
+			// before the timer is set (backend.AfterFuncAt).
+			t = backend.AfterFuncAt(b.clock, *next, func() { close(due) })
+		} else {
+			t = b.clock.AfterFunc(next.Sub(info.now)+wakeSlack, func() { close(due) })
+		}
 		defer t.Stop()
 		dueCh = due
 	}
