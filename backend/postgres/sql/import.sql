@@ -18,6 +18,7 @@ WITH input AS (
     SELECT tube, count(*), count(*) FROM input GROUP BY tube ORDER BY tube
     ON CONFLICT (name) DO UPDATE
     SET jobs_count = t.jobs_count + excluded.jobs_count, total_jobs = t.total_jobs + excluded.total_jobs
+    RETURNING t.name
 ), inserted AS (
     INSERT INTO {{schema}}.jobs (id, tube, state, priority, delay_us, ttr_us, created_at, due_at,
                                  buried_seq, reserves, timeouts, releases, buries, kicks, body/*P*/,
@@ -34,7 +35,12 @@ WITH input AS (
 ), keyed AS (
     INSERT INTO {{schema}}.imported (key, job_id) SELECT key, id FROM input
 ), counted AS (
+    -- After the tube rows, as every statement takes them (see lock_tubes.sql): the condition
+    -- runs tubes first. Left to itself, this CTE ran before tubes (PostgreSQL finishes unread
+    -- CTEs last one first) and held this row while it waited for a tube row, which another
+    -- gateway's batch with deletes held while it waited for this one: a deadlock.
     UPDATE {{schema}}.counters SET total_jobs = total_jobs + (SELECT count(*) FROM input) WHERE id = 1
+      AND (SELECT count(*) FROM tubes) >= 0
 )
 SELECT pg_notify({{channel}}, {{origin}} || ' ' || count(*) || ' ' || tube), tube, count(*)
 FROM input WHERE state = 1 GROUP BY tube

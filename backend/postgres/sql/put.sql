@@ -1,8 +1,9 @@
 -- put: inserts a batch of jobs (group commit: the puts of many sessions arriving together share
--- one statement and one WAL flush). Tube rows are created if needed and locked in name order, so
--- concurrent batches cannot deadlock on them. Tubes receiving ready jobs are announced, and so
--- are tubes receiving a delayed job due before every delayed job already there: a waiting reserve
--- times its next try by the earliest due time it saw, so it must learn of a sooner one.
+-- one statement and one WAL flush). Tube rows are created if needed and locked in name order, and
+-- the counters row after them, so concurrent batches cannot deadlock on them. Tubes receiving
+-- ready jobs are announced, and so are tubes receiving a delayed job due before every delayed job
+-- already there: a waiting reserve times its next try by the earliest due time it saw, so it must
+-- learn of a sooner one.
 -- Only announced if another gateway process holds a live lease (processes other than $7, the
 -- caller's own, whose waiters it wakes itself): a NOTIFY serialises committing transactions on the
 -- notification queue lock and wakes every listening backend of the database, so a lone gateway
@@ -75,6 +76,7 @@ WITH input AS (
     SELECT tube, count(*), count(*) FROM /*N*/input/*-N*//*P*/fresh/*-P*/ GROUP BY tube ORDER BY tube
     ON CONFLICT (name) DO UPDATE
     SET jobs_count = t.jobs_count + excluded.jobs_count, total_jobs = t.total_jobs + excluded.total_jobs
+    RETURNING t.name
 ), inserted AS (
     INSERT INTO {{schema}}.jobs (id, tube, state, priority, delay_us, ttr_us, created_at, due_at, ready_at,
         reserved_by, reserved_at, reserves, body/*P*/, body_hash, expires_at/*-P*/)
@@ -87,7 +89,12 @@ WITH input AS (
            CASE WHEN expire_after_us > 0 THEN {{now}} + expire_after_us * interval '1 microsecond' END/*-P*/
     FROM numbered
 ), counted AS (
+    -- After the tube rows, as every statement takes them (see lock_tubes.sql): the condition
+    -- runs tubes first. Left to itself, this CTE ran before tubes (PostgreSQL finishes unread
+    -- CTEs last one first) and held this row while it waited for a tube row, which another
+    -- gateway's batch with deletes held while it waited for this one: a deadlock.
     UPDATE {{schema}}.counters SET total_jobs = total_jobs + (SELECT count(*) FROM /*N*/input/*-N*//*P*/fresh/*-P*/) WHERE id = 1
+      AND (SELECT count(*) FROM tubes) >= 0
 ), notified AS (
     SELECT pg_notify({{channel}}, {{origin}} || ' ' || count(*) || ' ' || tube)
     FROM numbered WHERE (delay_us = 0 AND NOT handed OR heads)
