@@ -32,11 +32,20 @@ WITH input AS (
     SELECT count(*) FROM deleted WHERE expired HAVING count(*) > 0
 ), per_tube AS (
     SELECT tube, count(*) AS n FROM deleted GROUP BY tube
+), tubes_locked AS MATERIALIZED (
+    -- The tube rows in name order, as every statement takes them (see lock_tubes.sql): the
+    -- UPDATE alone takes them in the order its plan meets them (physical, for a bitmap or
+    -- sequential scan), and waited for one while holding another that a put or a session end
+    -- waited for: a deadlock, broken only by deadlock_timeout (1 s).
+    SELECT t.name FROM {{schema}}.tubes t
+    WHERE t.name = ANY(ARRAY(SELECT tube FROM per_tube))
+    ORDER BY t.name
+    FOR UPDATE
 ), counted AS (
     UPDATE {{schema}}.tubes t
     SET jobs_count = t.jobs_count - (SELECT n FROM per_tube p WHERE p.tube = t.name),
         cmd_delete = t.cmd_delete + (SELECT n FROM per_tube p WHERE p.tube = t.name)
-    WHERE t.name = ANY(ARRAY(SELECT tube FROM per_tube))
+    WHERE t.name = ANY(ARRAY(SELECT name FROM tubes_locked))
     RETURNING t.name, t.jobs_count = 0 AND t.using_count = 0 AND t.watching_count = 0 AS unreferenced
 )
 SELECT id, session FROM deleted/*P*/
