@@ -167,7 +167,17 @@ func (ws *waiters) wakeLocked(tube string, n int) {
 		if n > 0 && woken >= n {
 			return
 		}
-		if w.signal() {
+		if w.state != claimed && w.signal() {
+			woken++
+		}
+	}
+	// A claimed reserve acts on a hint only once its put has answered: a job made ready
+	// meanwhile goes to it only when no other waiter is left.
+	for _, w := range ws.byTube[tube] {
+		if n > 0 && woken >= n {
+			return
+		}
+		if w.state == claimed && w.signal() {
 			woken++
 		}
 	}

@@ -53,3 +53,18 @@ func TestRemovePassesOnAHintNotActedUpon(t *testing.T) {
 		})
 	}
 }
+
+// A job made ready while a reserve is claimed by a put goes to an idle waiter: the claimed one
+// acts on a hint only after its put answers.
+func TestWakePrefersWaitersNoPutClaimed(t *testing.T) {
+	t.Parallel()
+	ws := newWaiters()
+	a, b := ws.add("a", []string{"t"}), ws.add("b", []string{"t"})
+	ws.setIdle(a)
+	ws.setIdle(b)
+	require.Same(t, a, ws.claim("t"))
+	ws.wake("t", 1)
+	require.Equal(t, []bool{false, true}, pending(a, b))
+	ws.wake("t", 1) // b holds a hint already: only a is left
+	require.Equal(t, []bool{true, true}, pending(a, b))
+}
