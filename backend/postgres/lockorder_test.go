@@ -26,20 +26,23 @@ func TestWaitingForATubeHoldsNothingAfterIt(t *testing.T) {
 	const bigID = int64(1) << 40 // import: ids no put hands out
 	tests := []struct {
 		name string
+		// policy, if set, governs both tubes before their jobs are put; a statement with no
+		// variant without policies runs only with them.
+		policy *backend.Policy
 		// run runs the statement in tx, on tubes a and b (ids: a job of each).
 		run func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, ids []int64) error
 	}{
-		{"put", func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, _ []int64) error {
+		{"put", nil, func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, _ []int64) error {
 			_, err := tx.Exec(ctx, b.variant("put", policies), b.now(), []string{"b", "a"}, []int64{0, 0},
 				[]int64{0, 0}, []int64{60e6, 60e6}, [][]byte{[]byte("x"), []byte("y")}, []string{},
 				[]*string{nil, nil}, []*string{nil, nil}) // no waiting reserve to hand them to
 			return err
 		}},
-		{"delete", func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, ids []int64) error {
+		{"delete", nil, func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, ids []int64) error {
 			_, err := tx.Exec(ctx, b.variant("delete", policies), b.now(), ids, []string{"lockorder.1", "lockorder.1"})
 			return err
 		}},
-		{"import", func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, _ []int64) error {
+		{"import", nil, func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, _ []int64) error {
 			i32 := []int32{0, 0}
 			i64 := []int64{0, 0}
 			_, err := tx.Exec(ctx, b.variant("import", policies), b.now(), []string{"k1", "k2"},
@@ -47,12 +50,24 @@ func TestWaitingForATubeHoldsNothingAfterIt(t *testing.T) {
 				i64, i64, i32, i32, i32, i32, i32, [][]byte{[]byte("x"), []byte("y")})
 			return err
 		}},
+		{"tick_expire", &backend.Policy{Tube: "*", ExpireAfter: time.Hour},
+			func(ctx context.Context, b *Backend, tx pgx.Tx, _ bool, _ []int64) error {
+				// Two hours on: both jobs have expired, and are deleted.
+				_, err := tx.Exec(ctx, b.st.get("tick_expire"), time.Now().Add(2*time.Hour))
+				return err
+			}},
 	}
 	for _, tt := range tests {
 		for _, policies := range []bool{false, true} {
+			if tt.policy != nil && !policies {
+				continue
+			}
 			t.Run(fmt.Sprintf("%s/policies=%v", tt.name, policies), func(t *testing.T) {
 				b := newTestBackend(t, nil)
 				schema := pgx.Identifier{b.opts.Schema}.Sanitize()
+				if tt.policy != nil {
+					require.NoError(t, b.SetPolicy(ctx, *tt.policy))
+				}
 				var ids []int64
 				for _, tube := range []string{"b", "a"} {
 					id, err := b.Put(ctx, backend.PutParams{Tube: tube, TTR: time.Minute, Body: []byte("x")})

@@ -38,10 +38,18 @@ WITH picked AS (
     WHERE j.id = ANY(ARRAY(SELECT id FROM acts WHERE NOT live AND state <> 4))
 ), per_tube AS (
     SELECT tube, count(*) AS n FROM deleted GROUP BY tube
+), tubes_locked AS MATERIALIZED (
+    -- The tube rows in name order, as every statement takes them (see delete.sql): the UPDATE
+    -- alone would take them in the order its plan meets them, and could wait for one while
+    -- holding another that a put or a session end waits for.
+    SELECT t.name FROM {{schema}}.tubes t
+    WHERE t.name = ANY(ARRAY(SELECT tube FROM per_tube))
+    ORDER BY t.name
+    FOR UPDATE
 ), counted AS (
     UPDATE {{schema}}.tubes t
     SET jobs_count = t.jobs_count - (SELECT n FROM per_tube p WHERE p.tube = t.name)
-    WHERE t.name = ANY(ARRAY(SELECT tube FROM per_tube))
+    WHERE t.name = ANY(ARRAY(SELECT name FROM tubes_locked))
     RETURNING t.name, t.jobs_count = 0 AND t.using_count = 0 AND t.watching_count = 0 AS unreferenced
 )
 SELECT id, tube, 'delete' FROM deleted
