@@ -79,6 +79,31 @@ func TestPutHandsItsJobToAWaitingReserve(t *testing.T) {
 	}
 }
 
+// A server lost while a put that claimed a waiting reserve is in flight may have committed the
+// job reserved for that reserve's session, which the reserve, answered "nothing", would not
+// learn of: the session is reported lost, as one whose reserve is in flight is.
+func TestServerLostDuringAHandingPutReportsItsReserve(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	b := newTestBackend(t, nil)
+	var lost []backend.SessionID
+	b.ObserveLostReservations(func(ids []backend.SessionID) { lost = append(lost, ids...) })
+	s := backend.SessionID("hand.lost")
+	require.NoError(t, b.BeginSession(ctx, s))
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"t"}, Timeout: time.Second})
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return b.waiters.waiting("t") }, 5*time.Second, time.Millisecond)
+	it := b.newPutItem(backend.PutParams{Tube: "t", TTR: time.Minute, Body: []byte("x")})
+	require.NotNil(t, it.to, "the put claimed the waiting reserve")
+	b.serverLost()
+	require.Equal(t, []backend.SessionID{s}, lost)
+	b.hand(it, writeResult{}, false) // the put failed: the reserve goes on, and times out
+	require.ErrorIs(t, <-done, backend.ErrTimedOut)
+}
+
 // waiting reports whether a reserve waits on tube, idle (a put may claim it).
 func (ws *waiters) waiting(tube string) bool {
 	ws.mu.Lock()

@@ -118,6 +118,11 @@ func (b *Backend) newPutItem(p backend.PutParams) *putItem {
 	}
 	if p.Delay <= 0 && !b.policiesActive() {
 		it.to = b.waiters.claim(p.Tube)
+		if it.to != nil {
+			// Until the put answers: a server lost meanwhile may have committed the job reserved
+			// for that session, which its reserve would then not learn of (durability.go).
+			b.undurable.begin(it.to.session)
+		}
 	}
 	return it
 }
@@ -128,6 +133,7 @@ func (b *Backend) hand(it *putItem, res writeResult, ok bool) bool {
 	if it.to == nil {
 		return false
 	}
+	b.undurable.endOne(it.to.session, false) // answered, and a handed job is as durable as its put
 	if !ok || !res.handed {
 		it.to.give(nil)
 		return ok // a job made ready: the claimed reserve was woken for it
