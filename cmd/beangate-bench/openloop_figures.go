@@ -15,7 +15,8 @@ type latencyPoint struct {
 var (
 	// plannedLatencyPoints describe the headline latency, the tail up to the worst job included.
 	plannedLatencyPoints = []latencyPoint{{"p50", 50}, {"p90", 90}, {"p99", 99}, {"p999", 99.9}, {"max", 100}}
-	// sentLatencyPoints and sendLagPoints are there to tell the harness's lateness apart.
+	// sentLatencyPoints and sendLagPoints are there to tell the harness's lateness apart, and
+	// the put's acknowledgement (sent→inserted) from the delivery after it.
 	sentLatencyPoints = []latencyPoint{{"p50", 50}, {"p99", 99}}
 	sendLagPoints     = []latencyPoint{{"p99", 99}, {"max", 100}}
 )
@@ -28,6 +29,7 @@ type openLoopResult struct {
 	fromDue  []time.Duration
 	fromSent []time.Duration
 	sendLag  []time.Duration
+	inserted []time.Duration // INSERTED received minus the put's send time
 }
 
 // metrics gives the round's figures; the latency samples must be sorted.
@@ -44,6 +46,7 @@ func (o openLoopResult) metrics() []metric {
 	}
 	out = append(out, latencyPointMetrics("planned→reserved", o.fromDue, plannedLatencyPoints)...)
 	out = append(out, latencyPointMetrics("sent→reserved", o.fromSent, sentLatencyPoints)...)
+	out = append(out, latencyPointMetrics("sent→inserted", o.inserted, sentLatencyPoints)...)
 	return append(out, latencyPointMetrics("send lag", o.sendLag, sendLagPoints)...)
 }
 

@@ -21,6 +21,10 @@ type scheduledProducer struct {
 	measureFrom time.Time // jobs due from here on are measured
 	// lags are actual send minus due time of the measured jobs.
 	lags []time.Duration
+	// sent carries each put's send time (zero: not measured) from send to receive, which reads
+	// the replies in the same order; inserted are INSERTED received minus those times.
+	sent     chan time.Time
+	inserted []time.Duration
 }
 
 func (p *scheduledProducer) send() error {
@@ -35,9 +39,12 @@ func (p *scheduledProducer) send() error {
 			stamp(body[:stampLen], p.r.base, due)
 			stamp(body[stampLen:openLoopStampLen], p.r.base, now)
 			p.c.SendPut(jobPriority, 0, jobTTR, body)
+			var at time.Time
 			if !due.Before(p.measureFrom) {
 				p.lags = append(p.lags, now.Sub(due))
+				at = now
 			}
+			p.sent <- at
 		}
 		if err := p.c.Flush(); err != nil {
 			return err
@@ -53,6 +60,9 @@ func (p *scheduledProducer) receive() error {
 		id, err := p.c.ReadUint("INSERTED")
 		if err != nil {
 			return err
+		}
+		if at := <-p.sent; !at.IsZero() {
+			p.inserted = append(p.inserted, time.Since(at))
 		}
 		if err := p.r.ledger.Inserted(id); err != nil {
 			return err

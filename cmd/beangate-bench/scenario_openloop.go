@@ -44,7 +44,8 @@ func runOpenLoop(r *round) ([]metric, error) {
 	sps := make([]*scheduledProducer, len(ps))
 	prod := workers{r: r}
 	for i, p := range ps {
-		sps[i] = &scheduledProducer{r: r, c: p.c, plan: plan, index: i, measureFrom: measureFrom}
+		sps[i] = &scheduledProducer{r: r, c: p.c, plan: plan, index: i, measureFrom: measureFrom,
+			sent: make(chan time.Time, plan.share(i))}
 		prod.Go(sps[i].send)
 		prod.Go(sps[i].receive)
 	}
@@ -65,6 +66,7 @@ func runOpenLoop(r *round) ([]metric, error) {
 		fromDue:  sortedLatencies(ws, func(w *waitingWorker) []time.Duration { return w.fromDue }),
 		fromSent: sortedLatencies(ws, func(w *waitingWorker) []time.Duration { return w.fromSent }),
 		sendLag:  sortedLatencies(sps, func(p *scheduledProducer) []time.Duration { return p.lags }),
+		inserted: sortedLatencies(sps, func(p *scheduledProducer) []time.Duration { return p.inserted }),
 	}
 	return res.metrics(), nil
 }
