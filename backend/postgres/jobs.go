@@ -49,6 +49,7 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 	if err != nil {
 		return err
 	}
+	b.empty.gave(string(p.Session), p.ID)
 	if announced {
 		b.waiters.wake(tube, 1)
 	}
@@ -70,6 +71,7 @@ func (b *Backend) Bury(ctx context.Context, s backend.SessionID, id uint64, prio
 	}
 	tube, err := b.ownerOp(ctx, "bury", b.stmt("bury"), nil, b.now(), string(s), int64(id), int64(priority))
 	if err == nil {
+		b.empty.gave(string(s), id)
 		b.cameBack(tube)
 	}
 	return err
@@ -94,6 +96,10 @@ func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64
 	b.undurable.begin(string(s))
 	job, err := b.queryJob(ctx, "reserve-job", b.st.get("reserve_job"), b.now(), string(s), int64(id))
 	b.undurable.endOne(string(s), err == nil && job != nil)
+	if err == nil && job != nil {
+		b.empty.took(string(s), job.ID)
+		b.empty.reservedUntil(job.Tube, nil) // a deadline no reserve statement saw made
+	}
 	return job, err
 }
 

@@ -36,6 +36,7 @@ type Backend struct {
 	// clock runs timers; time itself comes from the database unless opts.Clock is set.
 	clock    backend.Clock
 	waiters  *waiters
+	empty    *emptyLists // what the last reserve over a watch list found, and what sessions hold
 	writes   *batch.Batcher[write, writeResult]
 	reserves *batch.Batcher[reserveItem, reserveResult]
 	// dueLists: the watch lists (reserveItem.watchList) whose last reserve found due jobs to
@@ -85,7 +86,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{poll: pollInterval, opts: opts, st: st, origin: origin, clock: opts.Clock, waiters: newWaiters(), undurable: newUndurable(), stop: make(chan struct{})}
+	b := &Backend{poll: pollInterval, opts: opts, st: st, origin: origin, clock: opts.Clock, waiters: newWaiters(), empty: newEmptyLists(), undurable: newUndurable(), stop: make(chan struct{})}
 	if b.clock == nil {
 		b.clock = backend.SystemClock{}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -22,6 +21,14 @@ const wakeSlack = time.Millisecond
 
 // Reserve reserves the best ready job over p.Tubes, waiting as the contract says.
 func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
+	job, err := b.reserve(ctx, p)
+	if job != nil {
+		b.empty.took(string(p.Session), job.ID)
+	}
+	return job, err
+}
+
+func (b *Backend) reserve(ctx context.Context, p backend.ReserveParams) (*backend.Job, error) {
 	// Registered before the first attempt, so a job made ready during it still wakes us.
 	w := b.waiters.add(string(p.Session), p.Tubes)
 	gaveUp := false
@@ -60,10 +67,14 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 		if dueAt != nil {
 			now = dueAt
 		}
-		job, info, err := b.tryReserve(ctx, p, now, promote)
-		if err != nil || job != nil {
-			gaveUp = err != nil
-			return job, err
+		info, known := b.knownEmpty(p)
+		if !known {
+			var job *backend.Job
+			var err error
+			if job, info, err = b.tryReserve(ctx, p, now, promote); err != nil || job != nil {
+				gaveUp = err != nil
+				return job, err
+			}
 		}
 		if info.ownDeadline != nil && !info.now.Before(info.ownDeadline.Add(-backend.DeadlineSoonMargin)) {
 			return nil, backend.ErrDeadlineSoon
@@ -87,6 +98,15 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 			dueAt = *woke.due
 		}
 	}
+}
+
+// knownEmpty returns what a statement would answer the waiting reserve p, when it is known
+// without one (emptyLists). Its waiter is registered before, so a hint from here on wakes it.
+func (b *Backend) knownEmpty(p backend.ReserveParams) (waitInfo, bool) {
+	if p.Timeout == 0 || b.policiesActive() || !b.empty.free(string(p.Session)) {
+		return waitInfo{}, false
+	}
+	return b.empty.lookup(p.Tubes, b.waiters.generation(), b.localNow())
 }
 
 // wakeUp is why a wait ended: a job a put reserved for it, a hint that a job was made ready (a
@@ -156,12 +176,19 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now a
 	if err := b.tickPolicies(ctx, false); err != nil {
 		return nil, waitInfo{}, err
 	}
+	gen := b.waiters.generation() // before the statement is sent (emptyLists)
 	res, err := b.reserves.Do(ctx, reserveItem{tubes: p.Tubes, session: string(p.Session), now: now, promote: promote})
 	if err == nil {
 		err = res.err
 	}
 	if err != nil {
 		return nil, waitInfo{}, opErr("reserve", err)
+	}
+	if res.empty != nil && !b.policiesActive() {
+		b.empty.found(p.Tubes, gen, *res.empty, b.localNow())
+	}
+	if res.job == nil && res.wait.ownDeadline == nil && !res.wait.now.IsZero() {
+		b.empty.holdsNone(string(p.Session))
 	}
 	if res.job != nil {
 		b.reserved(res.job.Tube)
@@ -186,11 +213,14 @@ type reserveResult struct {
 	wait waitInfo
 	held []string // tubes a policy held back although they had ready jobs
 	err  error    // this attempt's own failure (its batch's second round), the others unaffected
+	// empty is what its statement answered a session it had no job for (nil: it served every
+	// session): nothing ready is left over the watched tubes (emptyLists).
+	empty *waitInfo
 }
 
 // watchList keys dueLists: the tubes alone (an injected clock's time would make every key new).
 func (it reserveItem) watchList() string {
-	return strings.Join(it.tubes, "\x00")
+	return watchList(it.tubes)
 }
 
 // group is what attempts must share to be answered by one statement: the watch list and "now".
@@ -380,6 +410,11 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 		}
 		return b.batch(ctx, bt)
 	})
+	if err == nil {
+		for _, g := range groups {
+			shareEmpty(res, g.bySession)
+		}
+	}
 	if err == nil && slices.Contains(answered, false) {
 		err = errors.New("a session got neither a job nor what to wait for")
 	}
@@ -486,4 +521,21 @@ func withReadyFor(j *backend.Job, us *int64) *backend.Job {
 		j.ReadyFor, j.HasReadyFor = time.Duration(*us)*time.Microsecond, true
 	}
 	return j
+}
+
+// shareEmpty gives every attempt of a group (its indexes in res) the answer its statement gave
+// one it had no job for, if any: what is left ready over their tubes is nothing.
+func shareEmpty(res []reserveResult, group map[string]int) {
+	var empty *waitInfo
+	for _, i := range group {
+		if res[i].job == nil && !res[i].wait.now.IsZero() {
+			w := res[i].wait
+			w.ownDeadline = nil
+			empty = &w
+			break
+		}
+	}
+	for _, i := range group {
+		res[i].empty = empty
+	}
 }

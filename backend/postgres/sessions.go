@@ -32,6 +32,7 @@ func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
 // reservations would wait for their TTR. Ending a session again is harmless (end_sessions finds
 // nothing left of it), also when the failed attempt was committed after all.
 func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
+	b.empty.holdsNone(string(s)) // it reserves nothing more, whatever the outcome
 	err := b.endSessions(ctx, []string{string(s)})
 	if err != nil && !errors.Is(err, errClosed) && b.leases.addUnended(string(s)) {
 		b.opts.Logger.Warn("postgres: ending a session failed; retrying on every heartbeat", "session", s, "err", err)

@@ -15,6 +15,9 @@ import (
 type waiters struct {
 	mu     sync.Mutex
 	byTube map[string][]*waiter // in the order they started waiting
+	// gen counts the hints given, waiters or not: a reserve statement's answer of nothing ready
+	// holds while it has not moved (emptyLists).
+	gen uint64
 }
 
 type waiter struct {
@@ -87,6 +90,7 @@ func (ws *waiters) remove(w *waiter, passOn bool) {
 func (ws *waiters) handOut(r handedJobs) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	ws.gen++
 	for i, id := range r.ids {
 		tube := r.tubes[i]
 		if !r.paused[i] && ws.handLocked(tube, uint64(id)) {
@@ -153,6 +157,13 @@ func (w *waiter) takeHanded() (uint64, bool) {
 	}
 }
 
+// generation is the count of hints given so far.
+func (ws *waiters) generation() uint64 {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.gen
+}
+
 // wake hints n waiters of tube (n == 0: all of them), preferring those that have no hint pending
 // and, among them, the longest waiting.
 func (ws *waiters) wake(tube string, n int) {
@@ -162,6 +173,7 @@ func (ws *waiters) wake(tube string, n int) {
 }
 
 func (ws *waiters) wakeLocked(tube string, n int) {
+	ws.gen++
 	woken := 0
 	for _, w := range ws.byTube[tube] {
 		if n > 0 && woken >= n {
@@ -187,6 +199,7 @@ func (ws *waiters) wakeLocked(tube string, n int) {
 func (ws *waiters) wakeAll() {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	ws.gen++
 	for _, list := range ws.byTube {
 		for _, w := range list {
 			w.signal()

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/jackc/pgx/v5"
@@ -47,6 +48,7 @@ type writeResult struct {
 	id      uint64
 	heads   bool
 	handed  bool
+	due     *time.Time // handed: the reservation's deadline
 	deduped bool
 	deleted bool
 }
@@ -138,6 +140,7 @@ func (b *Backend) hand(it *putItem, res writeResult, ok bool) bool {
 		it.to.give(nil)
 		return ok // a job made ready: the claimed reserve was woken for it
 	}
+	b.empty.reservedUntil(it.tube, res.due) // a deadline no reserve statement saw made
 	// The body is the caller's buffer, which it may reuse once Put returns.
 	it.to.give(&backend.Job{ID: res.id, Tube: it.tube, Priority: it.priority, Body: bytes.Clone(it.body), HasReadyFor: true})
 	return true
@@ -158,6 +161,7 @@ func (b *Backend) Delete(ctx context.Context, s backend.SessionID, id uint64) er
 	if !res.deleted {
 		return backend.ErrNotFound
 	}
+	b.empty.gave(string(s), id)
 	b.freedSlot("")
 	return nil
 }
@@ -220,12 +224,13 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 			bt.Queue(put, now, tubes, prios, delays, ttrs, bodies, own, hands, watches).Query(func(rows pgx.Rows) error {
 				var ord, id int64
 				var heads, handed, deduped bool
-				dest := []any{&ord, &id, &heads, &handed}
+				var due *time.Time
+				dest := []any{&ord, &id, &heads, &handed, &due}
 				if policies {
 					dest = append(dest, &deduped)
 				}
 				_, err := pgx.ForEachRow(rows, dest, func() error {
-					res[putAt[ord-1]] = writeResult{id: uint64(id), heads: heads, handed: handed, deduped: deduped}
+					res[putAt[ord-1]] = writeResult{id: uint64(id), heads: heads, handed: handed, due: copyTime(due), deduped: deduped}
 					return nil
 				})
 				return err

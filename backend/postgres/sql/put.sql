@@ -18,16 +18,16 @@
 -- job of an unpaused watched tube is as good (nor an earlier put of this batch), nothing there is
 -- due to be promoted, and none of the session's reservations is within a second of its deadline
 -- (DEADLINE_SOON). Otherwise the job is inserted ready and the reserve tries as usual.
--- Returns (ord, id, heads, handed): the 1-based position in the input, the job's id, whether it
--- is a delayed job due first in its tube (its caller wakes a local waiter, as for a ready job),
--- and whether it went to its waiting reserve.
+-- Returns (ord, id, heads, handed, due): the 1-based position in the input, the job's id, whether
+-- it is a delayed job due first in its tube (its caller wakes a local waiter, as for a ready job),
+-- whether it went to its waiting reserve, and then that reservation's deadline.
 -- With policies, each job also gets its tube's: its expiry (created + expire-after) and, in a
 -- unique tube, its body's hash; and a put into a unique tube whose body equals that of a ready or
 -- delayed job of the tube (found through jobs_body_hash, then compared whole), or of an earlier
 -- put of this batch, stores nothing and answers that job's id (deduped). The caller holds the
 -- advisory locks of the batch's unique tubes (lock_policy_tubes.sql), taken before this
 -- statement's snapshot, so a duplicate another gateway committed is seen.
--- Returns, with policies, a fourth column: whether the id is an existing job's.
+-- Returns, with policies, a sixth column: whether the id is an existing job's.
 WITH input AS (
     SELECT /*N*/*/*-N*//*P*/i.*, coalesce(p.uniq, false) AS uniq, p.expire_after_us,
         CASE WHEN p.uniq THEN sha256(i.body) END AS hash/*-P*/
@@ -102,11 +102,12 @@ WITH input AS (
                   WHERE lease_until > now() AND process <> ALL($7::text[]))
     GROUP BY tube
 )
-SELECT ord, id, heads, handed/*P*/, false/*-P*/ FROM numbered
+SELECT ord, id, heads, handed, CASE WHEN handed THEN {{now}} + ttr_us * interval '1 microsecond' END/*P*/, false/*-P*/
+FROM numbered
 WHERE (SELECT count(*) FROM notified) >= 0/*P*/
 UNION ALL
 -- A duplicate: of a job already stored, or of this batch's first put of its body.
-SELECT f.ord, coalesce(e.id, n.id), false, false, true
+SELECT f.ord, coalesce(e.id, n.id), false, false, NULL, true
 FROM firsts f
 LEFT JOIN existing e ON e.ord = f.first
 LEFT JOIN numbered n ON n.ord = f.first
