@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/beangate/beangate/backend"
@@ -174,4 +175,38 @@ func TestWaitingReserveLearnsAHandedReservationsDeadline(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, id, j.ID)
 	require.Less(t, time.Since(began), 2*time.Second, "woken when the reservation ran out")
+}
+
+// A put that claimed a waiting reserve and made its job ready after all (not handed) answers
+// that reserve itself, without a wake: the reserve then asks again, and gets the job, however
+// recently a statement found nothing over its tubes.
+func TestClaimedReserveAsksAgainWhenItsPutMadeAJobReady(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	b := newTestBackend(t, nil)
+	b.poll = time.Hour // only an answer can end the wait in time
+	require.NoError(t, b.BeginSession(ctx, "claimed"))
+	got := make(chan *backend.Job, 1)
+	go func() {
+		j, err := b.Reserve(ctx, backend.ReserveParams{Session: "claimed", Tubes: []string{"t"}, Timeout: 3 * time.Second})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- j
+	}()
+	require.Eventually(t, func() bool { return b.waiters.waiting("t") }, 5*time.Second, time.Millisecond)
+	it := b.newPutItem(backend.PutParams{Tube: "t", TTR: time.Minute, Body: []byte("x")})
+	require.NotNil(t, it.to, "the put claimed the waiting reserve")
+	// The job as the put would have stored it, ready: written behind the store's back, so that
+	// nothing but the put's answer tells the reserve.
+	var id int64
+	require.NoError(t, b.pool.QueryRow(ctx, "INSERT INTO "+pgx.Identifier{b.opts.Schema}.Sanitize()+
+		".jobs (id, tube, state, priority, delay_us, ttr_us, created_at, ready_at, body) "+
+		"VALUES (nextval('"+pgx.Identifier{b.opts.Schema}.Sanitize()+".job_ids'), 't', 1, 0, 0, 60000000, now(), now(), 'x') RETURNING id").Scan(&id))
+	began := time.Now()
+	b.hand(it, writeResult{id: uint64(id)}, true)
+	j := <-got
+	require.NotNil(t, j)
+	require.EqualValues(t, id, j.ID)
+	require.Less(t, time.Since(began), time.Second)
 }

@@ -164,6 +164,14 @@ func (ws *waiters) generation() uint64 {
 	return ws.gen
 }
 
+// madeReady counts a job made ready whose hint is given otherwise than by wake: a put that
+// claimed a waiter and made its job ready after all answers that waiter itself.
+func (ws *waiters) madeReady() {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.gen++
+}
+
 // wake hints n waiters of tube (n == 0: all of them), preferring those that have no hint pending
 // and, among them, the longest waiting.
 func (ws *waiters) wake(tube string, n int) {

@@ -137,6 +137,7 @@ func (b *Backend) hand(it *putItem, res writeResult, ok bool) bool {
 	}
 	b.undurable.endOne(it.to.session, false) // answered, and a handed job is as durable as its put
 	if !ok || !res.handed {
+		b.waiters.madeReady() // before the reserve tries again, which must not take nothing for an answer
 		it.to.give(nil)
 		return ok // a job made ready: the claimed reserve was woken for it
 	}
