@@ -30,6 +30,7 @@ type openLoopResult struct {
 	fromSent []time.Duration
 	sendLag  []time.Duration
 	inserted []time.Duration // INSERTED received minus the put's send time
+	delivery []time.Duration // RESERVED received minus INSERTED received (0 if before)
 }
 
 // metrics gives the round's figures; the latency samples must be sorted.
@@ -47,6 +48,7 @@ func (o openLoopResult) metrics() []metric {
 	out = append(out, latencyPointMetrics("planned→reserved", o.fromDue, plannedLatencyPoints)...)
 	out = append(out, latencyPointMetrics("sent→reserved", o.fromSent, sentLatencyPoints)...)
 	out = append(out, latencyPointMetrics("sent→inserted", o.inserted, sentLatencyPoints)...)
+	out = append(out, latencyPointMetrics("inserted→reserved", o.delivery, sentLatencyPoints)...)
 	return append(out, latencyPointMetrics("send lag", o.sendLag, sendLagPoints)...)
 }
 

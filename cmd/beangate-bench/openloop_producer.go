@@ -25,6 +25,8 @@ type scheduledProducer struct {
 	// the replies in the same order; inserted are INSERTED received minus those times.
 	sent     chan time.Time
 	inserted []time.Duration
+	// insertedAt is when each measured job's INSERTED arrived, for inserted→reserved.
+	insertedAt map[uint64]time.Time
 }
 
 func (p *scheduledProducer) send() error {
@@ -62,7 +64,9 @@ func (p *scheduledProducer) receive() error {
 			return err
 		}
 		if at := <-p.sent; !at.IsZero() {
-			p.inserted = append(p.inserted, time.Since(at))
+			now := time.Now()
+			p.inserted = append(p.inserted, now.Sub(at))
+			p.insertedAt[id] = now
 		}
 		if err := p.r.ledger.Inserted(id); err != nil {
 			return err

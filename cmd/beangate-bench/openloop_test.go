@@ -102,11 +102,12 @@ func TestOpenLoopMetrics(t *testing.T) {
 		wantKeptUp float64
 	}{
 		{"kept up exactly", openLoopResult{offered: 2000, deleted: 20000, window: 10 * time.Second,
-			fromDue: thousand, fromSent: thousand, sendLag: thousand, inserted: thousand[:100]},
+			fromDue: thousand, fromSent: thousand, sendLag: thousand, inserted: thousand[:100], delivery: thousand[:10]},
 			map[string]float64{"achieved": 2000, "offered": 2000, "planned→reserved p50": 500,
 				"planned→reserved p90": 900, "planned→reserved p99": 990, "planned→reserved p999": 999,
 				"planned→reserved max": 1000, "sent→reserved p50": 500, "sent→reserved p99": 990,
-				"send lag p99": 990, "send lag max": 1000, "sent→inserted p50": 50, "sent→inserted p99": 99}, 1},
+				"send lag p99": 990, "send lag max": 1000, "sent→inserted p50": 50, "sent→inserted p99": 99,
+				"inserted→reserved p50": 5, "inserted→reserved p99": 10}, 1},
 		{"99% of offered still keeps up", openLoopResult{offered: 2000, deleted: 19800, window: 10 * time.Second},
 			map[string]float64{"achieved": 1980}, 1},
 		{"just under 99% falls behind", openLoopResult{offered: 2000, deleted: 19799, window: 10 * time.Second},

@@ -25,6 +25,7 @@ type waitingWorker struct {
 	// fromDue and fromSent are RESERVED received minus the put's due time and minus its actual
 	// send time, for measured jobs.
 	fromDue, fromSent []time.Duration
+	reservedAt        map[uint64]time.Time // of measured jobs, for inserted→reserved
 }
 
 func (w *waitingWorker) run() error {
@@ -81,6 +82,7 @@ func (w *waitingWorker) record(id uint64, body []byte, got time.Time) error {
 	if !due.Before(w.measureFrom) {
 		w.fromDue = append(w.fromDue, got.Sub(due))
 		w.fromSent = append(w.fromSent, got.Sub(sent))
+		w.reservedAt[id] = got
 	}
 	return nil
 }

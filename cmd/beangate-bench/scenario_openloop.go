@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -30,7 +31,8 @@ func runOpenLoop(r *round) ([]metric, error) {
 		if err := c.WatchOnly(r.tubes...); err != nil {
 			return nil, err
 		}
-		ws[i] = &waitingWorker{r: r, c: c, handler: r.opts.Handler, measureFrom: measureFrom, stopped: &stopped}
+		ws[i] = &waitingWorker{r: r, c: c, handler: r.opts.Handler, measureFrom: measureFrom, stopped: &stopped,
+			reservedAt: map[uint64]time.Time{}}
 	}
 	ps, err := r.dialProducers(r.opts.Producers, 0, nil)
 	if err != nil {
@@ -45,7 +47,7 @@ func runOpenLoop(r *round) ([]metric, error) {
 	prod := workers{r: r}
 	for i, p := range ps {
 		sps[i] = &scheduledProducer{r: r, c: p.c, plan: plan, index: i, measureFrom: measureFrom,
-			sent: make(chan time.Time, plan.share(i))}
+			sent: make(chan time.Time, plan.share(i)), insertedAt: map[uint64]time.Time{}}
 		prod.Go(sps[i].send)
 		prod.Go(sps[i].receive)
 	}
@@ -67,6 +69,26 @@ func runOpenLoop(r *round) ([]metric, error) {
 		fromSent: sortedLatencies(ws, func(w *waitingWorker) []time.Duration { return w.fromSent }),
 		sendLag:  sortedLatencies(sps, func(p *scheduledProducer) []time.Duration { return p.lags }),
 		inserted: sortedLatencies(sps, func(p *scheduledProducer) []time.Duration { return p.inserted }),
+		delivery: deliveries(sps, ws),
 	}
 	return res.metrics(), nil
+}
+
+// deliveries are RESERVED received minus INSERTED received, sorted, for the measured jobs: the
+// part of the latency after the put's acknowledgement. A job may reach its worker first (a
+// server hands it out before it answers the put): that counts as zero.
+func deliveries(ps []*scheduledProducer, ws []*waitingWorker) []time.Duration {
+	var out []time.Duration
+	for _, w := range ws {
+		for id, got := range w.reservedAt {
+			for _, p := range ps {
+				if at, ok := p.insertedAt[id]; ok {
+					out = append(out, max(0, got.Sub(at)))
+					break
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
