@@ -139,35 +139,60 @@ func (b *Backend) waitIdle(ctx context.Context, w *waiter, info waitInfo, timedO
 			next = &soon
 		}
 	}
+	began := b.localNow()
 	var dueCh <-chan struct{} // nil (never ready) without a due moment
-	if next != nil {
+	var timer backend.Timer
+	arm := func() {
+		if timer != nil {
+			timer.Stop()
+		}
 		due := make(chan struct{})
-		var t backend.Timer
 		if b.opts.Clock != nil {
 			// For the time itself: the clock may have moved since the attempt, and may move again
 			// before the timer is set (backend.AfterFuncAt).
-			t = backend.AfterFuncAt(b.clock, *next, func() { close(due) })
+			timer = backend.AfterFuncAt(b.clock, *next, func() { close(due) })
 		} else {
-			t = b.clock.AfterFunc(next.Sub(info.now)+wakeSlack, func() { close(due) })
+			// The store's clock now: the attempt's, moved on by the local clock since.
+			now := info.now.Add(b.localNow().Sub(began))
+			timer = b.clock.AfterFunc(next.Sub(now)+wakeSlack, func() { close(due) })
 		}
-		defer t.Stop()
 		dueCh = due
 	}
+	if next != nil {
+		arm()
+	}
+	b.waiters.timedFor(w, next)
+	defer func() {
+		b.waiters.timedFor(w, nil) // between waits, every deadline announced is kept for the next
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	poll := time.NewTimer(b.poll)
 	defer poll.Stop()
-	select {
-	case j := <-w.gift:
-		return wakeUp{job: j, gifted: true, hinted: true}, nil
-	case <-w.ch:
-		return wakeUp{hinted: true}, nil
-	case <-dueCh:
-		return wakeUp{due: next}, nil
-	case <-timedOut: // the loop's next attempt sees it and answers TIMED_OUT
-	case <-poll.C:
-	case <-ctx.Done():
-		return wakeUp{}, ctx.Err()
+	for {
+		select {
+		case j := <-w.gift:
+			return wakeUp{job: j, gifted: true, hinted: true}, nil
+		case <-w.ch:
+			return wakeUp{hinted: true}, nil
+		case at := <-w.sooner:
+			// A reservation of a watched tube made since the attempt runs out earlier.
+			if next == nil || at.Before(*next) {
+				next = &at
+				arm()
+				b.waiters.timedFor(w, next)
+			}
+			continue
+		case <-dueCh:
+			return wakeUp{due: next}, nil
+		case <-timedOut: // the loop's next attempt sees it and answers TIMED_OUT
+		case <-poll.C:
+		case <-ctx.Done():
+			return wakeUp{}, ctx.Err()
+		}
+		return wakeUp{}, nil
 	}
-	return wakeUp{}, nil
 }
 
 // tryReserve reserves a job now if there is one, or says what to wait for. Concurrent attempts
@@ -192,6 +217,9 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, now a
 	}
 	if res.job != nil {
 		b.reserved(res.job.Tube)
+		if res.due != nil {
+			b.waiters.reservedUntil(res.job.Tube, *res.due)
+		}
 	}
 	for _, t := range res.held {
 		b.report(backend.PolicyAction{Tube: t, Policy: b.heldBy(t), Action: backend.ActionDefer})
@@ -216,6 +244,7 @@ type reserveResult struct {
 	// empty is what its statement answered a session it had no job for (nil: it served every
 	// session): nothing ready is left over the watched tubes (emptyLists).
 	empty *waitInfo
+	due   *time.Time // with a job: when its reservation runs out
 }
 
 // watchList keys dueLists: the tubes alone (an injected clock's time would make every key new).
@@ -397,6 +426,7 @@ func (b *Backend) reserveRound(ctx context.Context, items []reserveItem, promote
 					}
 					if id != nil {
 						res[i].job = withReadyFor(&backend.Job{ID: uint64(*id), Tube: *tube, Priority: uint32(*prio), Body: body}, readyUS)
+						res[i].due = copyTime(info.nextDue) // the reservation's deadline
 					} else if first {
 						promote[i] = true
 					} else if at != nil {

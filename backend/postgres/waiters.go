@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"sync"
+	"time"
 
 	"github.com/beangate/beangate/backend"
 )
@@ -32,6 +33,10 @@ type waiter struct {
 	// ends its wait, so that a job reserved for it is answered.
 	state waiterState
 	gift  chan *backend.Job // capacity 1: the claiming put's job, or nil: try again
+	// sooner carries the deadline of a reservation made in a watched tube while it waits
+	// (capacity 1, the earliest kept: see reservedUntil), which its next due moment may not have.
+	sooner chan time.Time
+	next   *time.Time // guarded by waiters.mu: the due moment its timer is set for (nil: none)
 }
 
 type waiterState int
@@ -47,7 +52,8 @@ func newWaiters() *waiters {
 }
 
 func (ws *waiters) add(session string, tubes []string) *waiter {
-	w := &waiter{tubes: tubes, session: session, ch: make(chan struct{}, 1), handed: make(chan uint64, 1), gift: make(chan *backend.Job, 1)}
+	w := &waiter{tubes: tubes, session: session, ch: make(chan struct{}, 1), handed: make(chan uint64, 1),
+		gift: make(chan *backend.Job, 1), sooner: make(chan time.Time, 1)}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, t := range tubes {
@@ -155,6 +161,35 @@ func (w *waiter) takeHanded() (uint64, bool) {
 	default:
 		return 0, false
 	}
+}
+
+// reservedUntil tells the waiters of tube that a reservation there runs out at due: whoever it
+// is not taken from by then gets it, as beanstalkd gives a job whose TTR ran out to a waiting
+// reserve, and a waiter's timer was set from what its last statement saw.
+func (ws *waiters) reservedUntil(tube string, due time.Time) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, w := range ws.byTube[tube] {
+		if w.next != nil && !due.Before(*w.next) {
+			continue // its timer comes first anyway: no wake-up for nothing
+		}
+		at := due
+		select {
+		case prev := <-w.sooner:
+			if prev.Before(at) {
+				at = prev
+			}
+		default:
+		}
+		w.sooner <- at // room: senders hold ws.mu, and it was just emptied
+	}
+}
+
+// timedFor records the due moment w's timer is set for.
+func (ws *waiters) timedFor(w *waiter, next *time.Time) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	w.next = next
 }
 
 // generation is the count of hints given so far.

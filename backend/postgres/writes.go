@@ -142,6 +142,9 @@ func (b *Backend) hand(it *putItem, res writeResult, ok bool) bool {
 		return ok // a job made ready: the claimed reserve was woken for it
 	}
 	b.empty.reservedUntil(it.tube, res.due) // a deadline no reserve statement saw made
+	if res.due != nil {
+		b.waiters.reservedUntil(it.tube, *res.due)
+	}
 	// The body is the caller's buffer, which it may reuse once Put returns.
 	it.to.give(&backend.Job{ID: res.id, Tube: it.tube, Priority: it.priority, Body: bytes.Clone(it.body), HasReadyFor: true})
 	return true

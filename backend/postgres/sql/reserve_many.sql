@@ -26,7 +26,7 @@
 -- accrues is one of the next due moments. The caller holds the advisory locks of the batch's
 -- capped and rate-limited tubes (lock_policy_tubes.sql), taken before this statement's snapshot.
 -- $1 now (NULL: database clock), $2 tubes, $3 sessions, $4 promote_tubes has just run.
--- Returns per session either (session, job, NULL, NULL, NULL, µs the job was ready, false) or
+-- Returns per session either (session, job, NULL, NULL, deadline, µs the job was ready, false) or
 -- (session, NULLs, now, own deadline, next due, NULL, false), or, when due jobs must be promoted
 -- first, (session, NULLs, true); with policies, each row ends with the watched tubes a policy
 -- held back although they had ready jobs.
@@ -101,7 +101,7 @@ WITH due AS (
     SELECT s.session FROM unnest($3::text[]) AS s(session)
     WHERE s.session <> ALL(ARRAY(SELECT reserved_by FROM reserved))
 )
-SELECT reserved_by, id, tube, priority, body, NULL::timestamptz, NULL::timestamptz, NULL::timestamptz,
+SELECT reserved_by, id, tube, priority, body, NULL::timestamptz, NULL::timestamptz, due_at,
     -- How long it was ready (µs; NULL: not known). Never negative: another transaction may have
     -- made it ready after this one's now().
     greatest(0, (extract(epoch FROM {{now}} - ready_at) * 1000000)::bigint),
