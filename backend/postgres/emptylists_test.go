@@ -211,40 +211,59 @@ func TestClaimedReserveAsksAgainWhenItsPutMadeAJobReady(t *testing.T) {
 	require.Less(t, time.Since(began), time.Second)
 }
 
-// A reserve already waiting when a put hands its job to another waiting reserve learns that
-// reservation's deadline, and gets the job when it runs out, as beanstalkd gives a job whose
-// TTR ran out to a waiting reserve: not at its next poll.
-func TestWaitingReserveGetsAHandedJobWhenItsReservationRunsOut(t *testing.T) {
+// A reserve already waiting when a reservation is made in its tube learns that reservation's
+// deadline, and gets the job when it runs out, as beanstalkd gives a job whose TTR ran out to a
+// waiting reserve: not at its next poll. The reservation is the other waiting reserve's, made by
+// the put that handed it its job, or by its own statement (the job put through another gateway,
+// whose notification woke one waiter).
+func TestWaitingReserveGetsAJobWhenItsReservationRunsOut(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
-	b := newTestBackend(t, nil)
-	b.poll = time.Hour // only the deadline can wake the second reserve in time
-	for _, s := range []backend.SessionID{"first", "second"} {
-		require.NoError(t, b.BeginSession(ctx, s))
+	cases := []struct {
+		name        string
+		otherPutter bool // the job is put through another gateway
+	}{
+		{name: "HandedByAPut"},
+		{name: "ReservedByAStatement", otherPutter: true},
 	}
-	first, second := make(chan *backend.Job, 1), make(chan *backend.Job, 1)
-	reserve := func(s backend.SessionID, got chan<- *backend.Job) {
-		j, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"t"}, Timeout: 4 * time.Second})
-		if err != nil {
-			t.Error(err)
-		}
-		got <- j
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			b := newTestBackend(t, nil)
+			b.poll = time.Hour // only the deadline can wake the second reserve in time
+			putter := b
+			if c.otherPutter {
+				putter = newTestBackend(t, nil, b.opts.Schema)
+				require.NoError(t, putter.BeginSession(ctx, "producer")) // its lease: each notifies the other
+			}
+			for _, s := range []backend.SessionID{"first", "second"} {
+				require.NoError(t, b.BeginSession(ctx, s))
+			}
+			got := make(chan *backend.Job, 2)
+			reserve := func(s backend.SessionID) {
+				j, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"t"}, Timeout: 4 * time.Second})
+				if err != nil {
+					t.Error(err)
+				}
+				got <- j
+			}
+			go reserve("first")
+			require.Eventually(t, func() bool { return b.waiters.idleCount("t") == 1 }, 5*time.Second, time.Millisecond)
+			go reserve("second")
+			require.Eventually(t, func() bool { return b.waiters.idleCount("t") == 2 }, 5*time.Second, time.Millisecond)
+			id, err := putter.Put(ctx, backend.PutParams{Tube: "t", TTR: time.Second, Body: []byte("x")})
+			require.NoError(t, err)
+			require.Equal(t, id, (<-got).ID)
+			began := time.Now()
+			j := <-got
+			require.NotNil(t, j)
+			require.Equal(t, id, j.ID)
+			require.Less(t, time.Since(began), 2*time.Second, "woken when the first reservation ran out")
+		})
 	}
-	go reserve("first", first)
-	require.Eventually(t, func() bool { return b.waiters.waiting("t") }, 5*time.Second, time.Millisecond)
-	go reserve("second", second)
-	require.Eventually(t, func() bool { return b.waiters.idleCount("t") == 2 }, 5*time.Second, time.Millisecond)
-	id, err := b.Put(ctx, backend.PutParams{Tube: "t", TTR: time.Second, Body: []byte("x")})
-	require.NoError(t, err)
-	require.Equal(t, id, (<-first).ID, "the longest waiting gets it")
-	began := time.Now()
-	j := <-second
-	require.NotNil(t, j)
-	require.Equal(t, id, j.ID)
-	require.Less(t, time.Since(began), 2*time.Second, "woken when the first reservation ran out")
 }
 
-// idleCount is how many reserves wait on tube, idle.
+// idleCount is how many reserves wait on tube, idle (a put may claim them).
 func (ws *waiters) idleCount(tube string) int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -255,39 +274,4 @@ func (ws *waiters) idleCount(tube string) int {
 		}
 	}
 	return n
-}
-
-// The same when the job went to the other waiting reserve through its own statement (it was
-// put through another gateway, whose notification woke one waiter): the one left waiting
-// learns the new reservation's deadline and gets the job when it runs out.
-func TestWaitingReserveGetsAJobReservedByAStatementWhenItRunsOut(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t)
-	b := newTestBackend(t, nil)
-	other := newTestBackend(t, nil, b.opts.Schema)
-	b.poll = time.Hour // only the deadline can wake the second reserve in time
-	for _, s := range []backend.SessionID{"first", "second"} {
-		require.NoError(t, b.BeginSession(ctx, s))
-	}
-	require.NoError(t, other.BeginSession(ctx, "producer")) // its lease: b notifies it, and it b
-	got := make(chan *backend.Job, 2)
-	reserve := func(s backend.SessionID) {
-		j, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"t"}, Timeout: 4 * time.Second})
-		if err != nil {
-			t.Error(err)
-		}
-		got <- j
-	}
-	go reserve("first")
-	require.Eventually(t, func() bool { return b.waiters.waiting("t") }, 5*time.Second, time.Millisecond)
-	go reserve("second")
-	require.Eventually(t, func() bool { return b.waiters.idleCount("t") == 2 }, 5*time.Second, time.Millisecond)
-	id, err := other.Put(ctx, backend.PutParams{Tube: "t", TTR: time.Second, Body: []byte("x")})
-	require.NoError(t, err)
-	require.Equal(t, id, (<-got).ID)
-	began := time.Now()
-	j := <-got
-	require.NotNil(t, j)
-	require.Equal(t, id, j.ID)
-	require.Less(t, time.Since(began), 2*time.Second, "woken when the first reservation ran out")
 }

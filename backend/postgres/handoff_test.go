@@ -106,12 +106,5 @@ func TestServerLostDuringAHandingPutReportsItsReserve(t *testing.T) {
 
 // waiting reports whether a reserve waits on tube, idle (a put may claim it).
 func (ws *waiters) waiting(tube string) bool {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	for _, w := range ws.byTube[tube] {
-		if w.state == idle {
-			return true
-		}
-	}
-	return false
+	return ws.idleCount(tube) > 0
 }

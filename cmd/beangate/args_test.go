@@ -1,42 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"regexp"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
 // runArgs runs the command line without serving; every case here stops before binding.
 func runArgs(t *testing.T, args ...string) (exit int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut lockedBuffer
+	// Safe for concurrent writes: go-redis keeps one logger per process (backend/redis routes it
+	// to the run's), and a dial it had queued when the store was closed logs its failure later.
+	var out, errOut gatewaytest.SyncBuffer
 	exit = run(context.Background(), args, &out, &errOut)
 	return exit, out.String(), errOut.String()
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use. A run's log may still be written to
-// after it returned: go-redis keeps one logger per process (backend/redis routes it to the
-// run's), and a dial it had queued when the store was closed logs its failure later.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestVersionPrintsAndExitsZero(t *testing.T) {
