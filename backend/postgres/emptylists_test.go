@@ -158,18 +158,12 @@ func TestWaitingReserveLearnsAHandedReservationsDeadline(t *testing.T) {
 	for _, s := range []backend.SessionID{"holder", "next"} {
 		require.NoError(t, b.BeginSession(ctx, s))
 	}
-	held := make(chan *backend.Job, 1)
-	go func() {
-		j, err := b.Reserve(ctx, backend.ReserveParams{Session: "holder", Tubes: []string{"t"}, Timeout: 5 * time.Second})
-		if err != nil {
-			t.Error(err)
-		}
-		held <- j
-	}()
-	require.Eventually(t, func() bool { return b.waiters.waiting("t") }, 5*time.Second, time.Millisecond)
+	held := startWaitingReserve(t, ctx, b, backend.ReserveParams{Session: "holder", Tubes: []string{"t"}, Timeout: 5 * time.Second}, "t")
 	id, err := b.Put(ctx, backend.PutParams{Tube: "t", TTR: time.Second, Body: []byte("x")})
 	require.NoError(t, err)
-	require.Equal(t, id, (<-held).ID)
+	r := <-held
+	require.NoError(t, r.err)
+	require.Equal(t, id, r.job.ID)
 	began := time.Now()
 	j, err := b.Reserve(ctx, backend.ReserveParams{Session: "next", Tubes: []string{"t"}, Timeout: 3 * time.Second})
 	require.NoError(t, err)
@@ -186,15 +180,7 @@ func TestClaimedReserveAsksAgainWhenItsPutMadeAJobReady(t *testing.T) {
 	b := newTestBackend(t, nil)
 	b.poll = time.Hour // only an answer can end the wait in time
 	require.NoError(t, b.BeginSession(ctx, "claimed"))
-	got := make(chan *backend.Job, 1)
-	go func() {
-		j, err := b.Reserve(ctx, backend.ReserveParams{Session: "claimed", Tubes: []string{"t"}, Timeout: 3 * time.Second})
-		if err != nil {
-			t.Error(err)
-		}
-		got <- j
-	}()
-	require.Eventually(t, func() bool { return b.waiters.waiting("t") }, 5*time.Second, time.Millisecond)
+	got := startWaitingReserve(t, ctx, b, backend.ReserveParams{Session: "claimed", Tubes: []string{"t"}, Timeout: 3 * time.Second}, "t")
 	it := b.newPutItem(backend.PutParams{Tube: "t", TTR: time.Minute, Body: []byte("x")})
 	require.NotNil(t, it.to, "the put claimed the waiting reserve")
 	// The job as the put would have stored it, ready: written behind the store's back, so that
@@ -205,9 +191,10 @@ func TestClaimedReserveAsksAgainWhenItsPutMadeAJobReady(t *testing.T) {
 		"VALUES (nextval('"+pgx.Identifier{b.opts.Schema}.Sanitize()+".job_ids'), 't', 1, 0, 0, 60000000, now(), now(), 'x') RETURNING id").Scan(&id))
 	began := time.Now()
 	b.hand(it, writeResult{id: uint64(id)}, true)
-	j := <-got
-	require.NotNil(t, j)
-	require.EqualValues(t, id, j.ID)
+	r := <-got
+	require.NoError(t, r.err)
+	require.NotNil(t, r.job)
+	require.EqualValues(t, id, r.job.ID)
 	require.Less(t, time.Since(began), time.Second)
 }
 

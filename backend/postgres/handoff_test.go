@@ -50,16 +50,7 @@ func TestPutHandsItsJobToAWaitingReserve(t *testing.T) {
 			}
 			s := backend.SessionID("hand." + c.name)
 			require.NoError(t, b.BeginSession(ctx, s))
-			type reply struct {
-				job *backend.Job
-				err error
-			}
-			got := make(chan reply, 1)
-			go func() {
-				j, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: c.watch, Timeout: 2 * time.Second})
-				got <- reply{j, err}
-			}()
-			require.Eventually(t, func() bool { return b.waiters.waiting("t") }, 5*time.Second, time.Millisecond)
+			got := startWaitingReserve(t, ctx, b, backend.ReserveParams{Session: s, Tubes: c.watch, Timeout: 2 * time.Second}, "t")
 			id, err := b.Put(ctx, backend.PutParams{Tube: "t", Priority: c.prio, TTR: time.Minute, Body: []byte("new")})
 			require.NoError(t, err)
 			r := <-got
@@ -90,18 +81,13 @@ func TestServerLostDuringAHandingPutReportsItsReserve(t *testing.T) {
 	b.ObserveLostReservations(func(ids []backend.SessionID) { lost = append(lost, ids...) })
 	s := backend.SessionID("hand.lost")
 	require.NoError(t, b.BeginSession(ctx, s))
-	done := make(chan error, 1)
-	go func() {
-		_, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"t"}, Timeout: time.Second})
-		done <- err
-	}()
-	require.Eventually(t, func() bool { return b.waiters.waiting("t") }, 5*time.Second, time.Millisecond)
+	done := startWaitingReserve(t, ctx, b, backend.ReserveParams{Session: s, Tubes: []string{"t"}, Timeout: time.Second}, "t")
 	it := b.newPutItem(backend.PutParams{Tube: "t", TTR: time.Minute, Body: []byte("x")})
 	require.NotNil(t, it.to, "the put claimed the waiting reserve")
 	b.serverLost()
 	require.Equal(t, []backend.SessionID{s}, lost)
 	b.hand(it, writeResult{}, false) // the put failed: the reserve goes on, and times out
-	require.ErrorIs(t, <-done, backend.ErrTimedOut)
+	require.ErrorIs(t, (<-done).err, backend.ErrTimedOut)
 }
 
 // waiting reports whether a reserve waits on tube, idle (a put may claim it).

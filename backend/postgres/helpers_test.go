@@ -128,3 +128,22 @@ func requireWokenAcrossBackends(t *testing.T, ctx context.Context, waiting, othe
 		require.True(t, time.Now().Before(deadline), "waiting reserve never woken by a put on another backend")
 	}
 }
+
+// reserved is the outcome of a reserve started by startWaitingReserve.
+type reserved struct {
+	job *backend.Job
+	err error
+}
+
+// startWaitingReserve starts b.Reserve(p) and returns once a reserve waits, idle, on tube (a put
+// into tube may claim it); the outcome comes on the channel.
+func startWaitingReserve(t *testing.T, ctx context.Context, b *Backend, p backend.ReserveParams, tube string) <-chan reserved {
+	t.Helper()
+	got := make(chan reserved, 1)
+	go func() {
+		j, err := b.Reserve(ctx, p)
+		got <- reserved{j, err}
+	}()
+	require.Eventually(t, func() bool { return b.waiters.waiting(tube) }, 5*time.Second, time.Millisecond)
+	return got
+}
