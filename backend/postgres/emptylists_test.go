@@ -262,3 +262,27 @@ func (ws *waiters) idleCount(tube string) int {
 	}
 	return n
 }
+
+// A job taken by reserve-job (here a delayed one, which no waiting reserve could have taken)
+// while a reserve waits on its tube goes to that reserve when its TTR runs out, as beanstalkd
+// gives it: the reservation's deadline is announced as a reserve statement's is.
+func TestWaitingReserveGetsAJobTakenByReserveJobWhenItRunsOut(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	b := newTestBackend(t, nil)
+	b.poll = time.Hour // only the deadline can wake the waiting reserve in time
+	for _, s := range []backend.SessionID{"waiting", "by-id"} {
+		require.NoError(t, b.BeginSession(ctx, s))
+	}
+	id, err := b.Put(ctx, backend.PutParams{Tube: "t", Delay: time.Hour, TTR: time.Second, Body: []byte("x")})
+	require.NoError(t, err)
+	got := startWaitingReserve(t, ctx, b, backend.ReserveParams{Session: "waiting", Tubes: []string{"t"}, Timeout: 5 * time.Second}, "t")
+	j, err := b.ReserveJob(ctx, "by-id", id)
+	require.NoError(t, err)
+	require.Equal(t, id, j.ID)
+	began := time.Now()
+	r := <-got
+	require.NoError(t, r.err)
+	require.Equal(t, id, r.job.ID)
+	require.Less(t, time.Since(began), 2500*time.Millisecond, "woken when the reservation ran out")
+}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/beangate/beangate/backend"
 	"github.com/jackc/pgx/v5"
@@ -94,13 +95,34 @@ func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64
 		return nil, backend.ErrNotFound
 	}
 	b.undurable.begin(string(s))
-	job, err := b.queryJob(ctx, "reserve-job", b.st.get("reserve_job"), b.now(), string(s), int64(id))
+	var job *backend.Job
+	var due time.Time
+	err := b.run(ctx, "reserve-job", func(ctx context.Context) error {
+		rows, err := b.pool.Query(ctx, b.st.get("reserve_job"), b.now(), string(s), int64(id))
+		if err != nil {
+			return err
+		}
+		job, err = collectJob(rows, &due)
+		return err
+	})
 	b.undurable.endOne(string(s), err == nil && job != nil)
-	if err == nil && job != nil {
-		b.empty.took(string(s), job.ID)
-		b.empty.reservedUntil(job.Tube, nil) // a deadline no reserve statement saw made
+	if err != nil {
+		return nil, err
 	}
-	return job, err
+	if job == nil {
+		return nil, backend.ErrNotFound
+	}
+	b.empty.took(string(s), job.ID)
+	b.reservedWithoutStatement(job.Tube, due)
+	return job, nil
+}
+
+// reservedWithoutStatement announces a reservation no reserve statement made (a handed put, a
+// reserve-job): the "nothing ready" answers its deadline makes wrong are dropped, and the
+// reserves waiting on its tube learn when it runs out.
+func (b *Backend) reservedWithoutStatement(tube string, due time.Time) {
+	b.empty.reservedUntil(tube, &due)
+	b.waiters.reservedUntil(tube, due)
 }
 
 // Kick moves up to bound buried (else delayed) jobs of tube to ready.
@@ -144,13 +166,14 @@ func (b *Backend) KickJob(ctx context.Context, id uint64) error {
 	return nil
 }
 
-// collectJob reads at most one (id, tube, priority, body) row.
-func collectJob(rows pgx.Rows) (*backend.Job, error) {
+// collectJob reads at most one (id, tube, priority, body) row, scanning any further columns
+// into more.
+func collectJob(rows pgx.Rows, more ...any) (*backend.Job, error) {
 	var job *backend.Job
 	var id, prio int64
 	var tube string
 	var body []byte
-	_, err := pgx.ForEachRow(rows, []any{&id, &tube, &prio, &body}, func() error {
+	_, err := pgx.ForEachRow(rows, append([]any{&id, &tube, &prio, &body}, more...), func() error {
 		job = &backend.Job{ID: uint64(id), Tube: tube, Priority: uint32(prio), Body: body}
 		return nil
 	})

@@ -29,8 +29,8 @@ func (b *Backend) PeekState(ctx context.Context, tube string, state backend.Stat
 	return nil, opErr("peek", fmt.Errorf("peek of state %v is not supported", state))
 }
 
-// queryJob runs a statement returning at most one (id, tube, priority, body) row (peek, peek-*,
-// reserve-job); no row is ErrNotFound.
+// queryJob runs a statement returning at most one (id, tube, priority, body) row (peek,
+// peek-*); no row is ErrNotFound.
 func (b *Backend) queryJob(ctx context.Context, op, stmt string, args ...any) (*backend.Job, error) {
 	var job *backend.Job
 	err := b.run(ctx, op, func(ctx context.Context) error {

@@ -141,9 +141,10 @@ func (b *Backend) hand(it *putItem, res writeResult, ok bool) bool {
 		it.to.give(nil)
 		return ok // a job made ready: the claimed reserve was woken for it
 	}
-	b.empty.reservedUntil(it.tube, res.due) // a deadline no reserve statement saw made
-	if res.due != nil {
-		b.waiters.reservedUntil(it.tube, *res.due)
+	if res.due != nil { // put.sql returns it for every handed job
+		b.reservedWithoutStatement(it.tube, *res.due)
+	} else {
+		b.empty.reservedUntil(it.tube, nil)
 	}
 	// The body is the caller's buffer, which it may reuse once Put returns.
 	it.to.give(&backend.Job{ID: res.id, Tube: it.tube, Priority: it.priority, Body: bytes.Clone(it.body), HasReadyFor: true})
