@@ -95,22 +95,11 @@ func (b *Backend) ReserveJob(ctx context.Context, s backend.SessionID, id uint64
 		return nil, backend.ErrNotFound
 	}
 	b.undurable.begin(string(s))
-	var job *backend.Job
 	var due time.Time
-	err := b.run(ctx, "reserve-job", func(ctx context.Context) error {
-		rows, err := b.pool.Query(ctx, b.st.get("reserve_job"), b.now(), string(s), int64(id))
-		if err != nil {
-			return err
-		}
-		job, err = collectJob(rows, &due)
-		return err
-	})
-	b.undurable.endOne(string(s), err == nil && job != nil)
+	job, err := b.queryJobScanning(ctx, "reserve-job", []any{&due}, b.st.get("reserve_job"), b.now(), string(s), int64(id))
+	b.undurable.endOne(string(s), err == nil)
 	if err != nil {
 		return nil, err
-	}
-	if job == nil {
-		return nil, backend.ErrNotFound
 	}
 	b.empty.took(string(s), job.ID)
 	b.reservedWithoutStatement(job.Tube, due)

@@ -32,13 +32,19 @@ func (b *Backend) PeekState(ctx context.Context, tube string, state backend.Stat
 // queryJob runs a statement returning at most one (id, tube, priority, body) row (peek,
 // peek-*); no row is ErrNotFound.
 func (b *Backend) queryJob(ctx context.Context, op, stmt string, args ...any) (*backend.Job, error) {
+	return b.queryJobScanning(ctx, op, nil, stmt, args...)
+}
+
+// queryJobScanning is queryJob for a row with further columns after the job's, scanned into
+// more (reserve-job's deadline).
+func (b *Backend) queryJobScanning(ctx context.Context, op string, more []any, stmt string, args ...any) (*backend.Job, error) {
 	var job *backend.Job
 	err := b.run(ctx, op, func(ctx context.Context) error {
 		rows, err := b.pool.Query(ctx, stmt, args...)
 		if err != nil {
 			return err
 		}
-		job, err = collectJob(rows)
+		job, err = collectJob(rows, more...)
 		return err
 	})
 	if err != nil {
