@@ -29,7 +29,7 @@ func TestCluster(t *testing.T) {
 	t.Run("library on every master", func(t *testing.T) {
 		c.newBackend(t, c.prefixOn(t, 1), nil, 0)
 		for i := range c.Ports {
-			admin := c.node(i)
+			admin := c.Node(i)
 			libs, err := admin.FunctionList(context.Background(), goredis.FunctionListQuery{}).Result()
 			_ = admin.Close()
 			require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestCluster(t *testing.T) {
 	// after a failover or a resharding) gets it loaded again by the next call. The Backend is
 	// given a ClusterClient of the caller's own, as Options.Client allows.
 	t.Run("library reloaded when lost", func(t *testing.T) {
-		cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{c.addr(0)}, MaxRetries: -1})
+		cc := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: []string{c.Addr(0)}, MaxRetries: -1})
 		t.Cleanup(func() { _ = cc.Close() })
 		b, err := beanredis.New(context.Background(), beanredis.Options{
 			Client: cc, Prefix: c.prefixOn(t, 2), CommandTimeout: 5 * time.Second,
@@ -52,7 +52,7 @@ func TestCluster(t *testing.T) {
 		id, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("a")})
 		require.NoError(t, err)
 
-		admin := c.node(2)
+		admin := c.Node(2)
 		defer admin.Close()
 		require.NoError(t, admin.FunctionFlush(ctx).Err())
 		id2, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("b")})
@@ -89,7 +89,7 @@ func TestCluster(t *testing.T) {
 		t.Parallel()
 		prefix := c.prefixOn(t, 2)
 		waits := func(i int) int64 {
-			admin := c.node(i)
+			admin := c.Node(i)
 			defer admin.Close()
 			stats, err := admin.Info(context.Background(), "commandstats").Result()
 			require.NoError(t, err)
@@ -140,18 +140,13 @@ func startCluster(t *testing.T) *redisCluster {
 	return &redisCluster{faulttest.StartRedisCluster(t, 3, 0)}
 }
 
-func (c *redisCluster) addr(i int) string { return c.Addr(i) }
-
-// node is a plain client of node i, for the test to look at or disturb it; the caller closes it.
-func (c *redisCluster) node(i int) *goredis.Client { return c.Node(i) }
-
 // url names the cluster by node 0, with node 1 as a spare seed, as a user would.
 func (c *redisCluster) url(prefix string) string { return c.URL("prefix=" + prefix) }
 
 // prefixOn is a fresh namespace whose slot is served by node i.
 func (c *redisCluster) prefixOn(t *testing.T, i int) string {
 	t.Helper()
-	return c.PrefixOn(c.addr(i))
+	return c.PrefixOn(c.Addr(i))
 }
 
 // newBackend opens a Backend on the cluster under prefix, through ParseURL as the command
