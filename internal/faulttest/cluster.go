@@ -53,7 +53,7 @@ func StartRedisCluster(t testing.TB, masters, replicasPerMaster int) *RedisClust
 			bins["redis-server"], "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(ports[nodes+i]),
 			"--cluster-config-file", filepath.Join(c.dir, fmt.Sprintf("nodes-%d.conf", port)),
-			"--cluster-node-timeout", "2000", "--dir", c.dir, "--dbfilename", fmt.Sprintf("dump-%d.rdb", port),
+			"--dir", c.dir, "--dbfilename", fmt.Sprintf("dump-%d.rdb", port),
 			"--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction",
 			"--repl-diskless-sync-delay", "0")
 		if p == nil {
