@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -63,7 +65,8 @@ func (m *costMeter) finish(jobs int64) []metric {
 	if before.CPU < 0 {
 		jobs = 0 // every store figure NaN
 	}
-	return append(out, storeMetrics(before, after, jobs)...)
+	out = append(out, storeMetrics(before, after, jobs)...)
+	return append(out, masterMetrics(before.Masters, after.Masters, jobs)...)
 }
 
 // gatewayCPU sums the gateways' CPU; -1 when any is unknown.
@@ -127,4 +130,46 @@ func storeMetrics(before, after storeprobe.Sample, jobs int64) []metric {
 		{Name: "store commits per job", Unit: "xacts", Value: perJob(before.Commits, after.Commits, jobs), Lower: true},
 		{Name: "store fsyncs per job", Unit: "syncs", Value: perJob(before.Fsyncs, after.Fsyncs, jobs), Lower: true},
 	}
+}
+
+// masterMetrics say how far a fleet of gateways can grow on this store: one Redis master runs
+// every command on one thread, so the busiest master's main-thread CPU per job caps the jobs/s
+// of any number of gateways at 1 core ÷ that. Also the sum over the masters (what the layout
+// costs in all) and each master's share of it, by rank (#1 the busiest). None without a Redis
+// store, or when a master is missing from either sample.
+func masterMetrics(before, after map[string]time.Duration, jobs int64) []metric {
+	if len(after) == 0 || len(before) != len(after) || jobs <= 0 {
+		return nil
+	}
+	var used []time.Duration
+	var total time.Duration
+	for addr, a := range after {
+		b, ok := before[addr]
+		if !ok {
+			return nil
+		}
+		used = append(used, a-b)
+		total += a - b
+	}
+	slices.Sort(used)
+	slices.Reverse(used)
+	perJob := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) / float64(jobs) }
+	busiest := perJob(used[0])
+	ceiling := math.NaN()
+	if busiest > 0 {
+		ceiling = 1e6 / busiest
+	}
+	out := []metric{
+		{Name: "Redis main thread CPU per job, all masters", Unit: "µs", Value: perJob(total), Lower: true},
+		{Name: "Redis main thread CPU per job, busiest master", Unit: "µs", Value: busiest, Lower: true},
+		{Name: "fleet ceiling, 1 core ÷ busiest master", Unit: "jobs/s", Value: ceiling},
+	}
+	for i, d := range used {
+		share := math.NaN()
+		if total > 0 {
+			share = 100 * float64(d) / float64(total)
+		}
+		out = append(out, metric{Name: "master #" + strconv.Itoa(i+1) + " share of main thread CPU", Unit: "%", Value: share})
+	}
+	return out
 }

@@ -21,21 +21,23 @@ func writeTable(w io.Writer, res *runResult) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "metric\tserver\tmedian\tmin\tmax\tratio")
-	if len(res.Servers) > 0 {
-		for m, row := range res.Servers[0].Summary {
-			label := row.Name + " (" + row.Unit + ")"
-			if row.Lower {
-				label += " ↓"
+	summaries := make([][]summaryRow, len(res.Servers))
+	for i, s := range res.Servers {
+		summaries[i] = s.Summary
+	}
+	for _, row := range uniqueByName(summaries, func(r summaryRow) string { return r.Name }) {
+		label := row.Name + " (" + row.Unit + ")"
+		if row.Lower {
+			label += " ↓"
+		}
+		for _, s := range res.Servers {
+			r, ok := summaryRowOf(s.Summary, row.Name)
+			if !ok {
+				continue
 			}
-			for _, s := range res.Servers {
-				if m >= len(s.Summary) {
-					continue
-				}
-				r := s.Summary[m]
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", label, s.Target.Name, formatValue(r.Median),
-					formatValue(r.Min), formatValue(r.Max), formatRatio(r.Ratio))
-				label = ""
-			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", label, s.Target.Name, formatValue(r.Median),
+				formatValue(r.Min), formatValue(r.Max), formatRatio(r.Ratio))
+			label = ""
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -65,17 +66,16 @@ func compare(name string, s scenario, opts options, targets []target, rounds int
 }
 
 // summarizeServers fills each server's Summary: median, min and max over rounds per metric, and
-// the median's ratio to the first server's.
+// the median's ratio to the first server's. Metrics are matched by name: servers may report
+// different ones (a Redis Cluster one share per master), and a round whose store could not be
+// read lacks the store's.
 func summarizeServers(servers []serverResult) {
 	for i := range servers {
 		s := &servers[i]
-		if len(s.Rounds) == 0 {
-			continue
-		}
-		for m, first := range s.Rounds[0] {
+		for _, first := range uniqueByName(s.Rounds, func(m metric) string { return m.Name }) {
 			values := make([]float64, 0, len(s.Rounds))
 			for _, round := range s.Rounds {
-				values = append(values, round[m].Value)
+				values = append(values, valueOf(round, first.Name))
 			}
 			s.Summary = append(s.Summary, summaryRow{Name: first.Name, Unit: first.Unit, Lower: first.Lower,
 				spread: summarize(values)})
@@ -84,7 +84,44 @@ func summarizeServers(servers []serverResult) {
 	for i := range servers {
 		for m := range servers[i].Summary {
 			row := &servers[i].Summary[m]
-			row.Ratio = ratio(row.Median, servers[0].Summary[m].Median)
+			row.Ratio = math.NaN()
+			if base, ok := summaryRowOf(servers[0].Summary, row.Name); ok {
+				row.Ratio = ratio(row.Median, base.Median)
+			}
 		}
 	}
+}
+
+// uniqueByName is every item of the lists whose name is new, in the order names first appear.
+func uniqueByName[T any](lists [][]T, name func(T) string) []T {
+	var out []T
+	seen := map[string]bool{}
+	for _, list := range lists {
+		for _, item := range list {
+			if n := name(item); !seen[n] {
+				seen[n] = true
+				out = append(out, item)
+			}
+		}
+	}
+	return out
+}
+
+// valueOf is the named metric's value in a round, NaN when the round lacks it.
+func valueOf(round []metric, name string) float64 {
+	for _, m := range round {
+		if m.Name == name {
+			return m.Value
+		}
+	}
+	return math.NaN()
+}
+
+func summaryRowOf(rows []summaryRow, name string) (summaryRow, bool) {
+	for _, r := range rows {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return summaryRow{}, false
 }

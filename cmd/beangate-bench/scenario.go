@@ -9,6 +9,7 @@ type scenario func(r *round) ([]metric, error)
 var scenarios = map[string]scenario{
 	"put":          runPut,
 	"cycle":        runCycle,
+	"tubes":        runTubes,
 	"drain":        runDrain,
 	"reserve-wait": runReserveWait,
 	"delayed":      runDelayed,

@@ -20,9 +20,27 @@ func runCycle(r *round) ([]metric, error) {
 	if r.opts.Conns == 1 {
 		return runCycleAlone(r)
 	}
+	producers := r.opts.Conns / 2
+	return cycleLoad(r, producers, r.opts.Conns-producers, false)
+}
+
+// runTubes: every one of the round's tubes has producers and workers of its own, -conns of
+// them per tube (half producing, half reserving and deleting, watching only that tube), so
+// that tubes the store places apart are loaded alike. Measured as cycle.
+func runTubes(r *round) ([]metric, error) {
+	if r.opts.Conns < 2 {
+		return nil, errors.New("tubes needs -conns of at least 2 (a producer and a worker per tube)")
+	}
+	perTube := r.opts.Conns / 2
+	return cycleLoad(r, perTube*len(r.tubes), (r.opts.Conns-perTube)*len(r.tubes), true)
+}
+
+// cycleLoad runs producers (each on tube i mod tubes, paused while -backlog jobs wait) and
+// workers that reserve and delete (with spread each watching tube i mod tubes, else all of
+// them) for -duration, then lets the workers finish the backlog.
+func cycleLoad(r *round, producers, consumers int, spread bool) ([]metric, error) {
 	var stop, stopped atomic.Bool
 	backlog := int64(r.opts.Backlog)
-	producers := r.opts.Conns / 2
 	ps, err := r.dialProducers(producers, 0, func() next {
 		switch {
 		case stop.Load():
@@ -35,7 +53,7 @@ func runCycle(r *round) ([]metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	ks, err := r.dialConsumers(r.opts.Conns-producers, false, func(c *beanstalk.Conn) *consumer {
+	ks, err := r.dialConsumers(consumers, spread, func(c *beanstalk.Conn) *consumer {
 		return &consumer{r: r, c: c, command: "reserve", kind: reserveRoundTrip, stopped: &stopped}
 	})
 	if err != nil {

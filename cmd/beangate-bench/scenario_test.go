@@ -23,6 +23,7 @@ func TestScenariosPassTheirChecksOnBeanstalkd(t *testing.T) {
 		{"put", func(o *options) { o.Jobs = 50 }},
 		{"cycle", func(o *options) {}},
 		{"cycle", func(o *options) { o.Conns = 1 }},
+		{"tubes", func(o *options) { o.Tubes = 3 }},
 		{"drain", func(o *options) { o.Jobs = 500 }},
 		{"reserve-wait", func(o *options) { o.Conns = 8 }},
 		{"open-loop", func(o *options) { o.Rate, o.Producers, o.Warmup = 200, 2, 50*time.Millisecond }},

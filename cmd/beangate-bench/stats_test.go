@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"math"
 	"testing"
 	"time"
@@ -110,4 +111,37 @@ func TestSummarizeServersRatiosAreToTheFirstServer(t *testing.T) {
 	require.Equal(t, spread{Median: 250, Min: 240, Max: 260}, servers[1].Summary[0].spread)
 	require.InDelta(t, 1.0, servers[0].Summary[0].Ratio, 1e-9)
 	require.InDelta(t, 1.25, servers[1].Summary[0].Ratio, 1e-9)
+}
+
+// Servers may report different metrics (a cluster one share per master, a round whose store
+// could not be read none of the store's): rows are matched by name, never by position.
+func TestSummarizeServersMatchesMetricsByName(t *testing.T) {
+	m := func(name string, v float64) metric { return metric{Name: name, Unit: "x", Value: v} }
+	servers := []serverResult{
+		{Target: target{Name: "single"}, Rounds: [][]metric{
+			{m("throughput", 100), m("master #1 share", 100)},
+			{m("throughput", 100)},
+		}},
+		{Target: target{Name: "cluster"}, Rounds: [][]metric{
+			{m("throughput", 200), m("master #1 share", 60), m("master #2 share", 40)},
+			{m("extra", 1), m("throughput", 300), m("master #1 share", 80), m("master #2 share", 20)},
+		}},
+	}
+	summarizeServers(servers)
+	names := func(rows []summaryRow) (out []string) {
+		for _, r := range rows {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	require.Equal(t, []string{"throughput", "master #1 share"}, names(servers[0].Summary))
+	require.Equal(t, []string{"throughput", "master #1 share", "master #2 share", "extra"}, names(servers[1].Summary))
+	require.Equal(t, spread{Median: 100, Min: 100, Max: 100}, servers[0].Summary[1].spread, "a round without it does not count")
+	require.InDelta(t, 2.5, servers[1].Summary[0].Ratio, 1e-9)
+	require.InDelta(t, 0.7, servers[1].Summary[1].Ratio, 1e-9)
+	require.True(t, math.IsNaN(servers[1].Summary[2].Ratio), "the first server has no master #2")
+
+	var out bytes.Buffer
+	require.NoError(t, writeTable(&out, &runResult{Scenario: "tubes", Servers: servers}))
+	require.Contains(t, out.String(), "master #2 share (x)  cluster")
 }

@@ -19,6 +19,10 @@ type Sample struct {
 	WALBytes int64         // PostgreSQL: WAL bytes generated
 	Commits  int64         // PostgreSQL: transactions committed (every database)
 	Fsyncs   int64         // PostgreSQL: WAL fsyncs (pg_stat_wal.wal_sync)
+	// Masters is each Redis master's main-thread CPU so far, by address: every master of a
+	// Cluster, or the one server. One master's main thread runs all its commands, so the
+	// busiest one caps the fleet. Nil for PostgreSQL.
+	Masters map[string]time.Duration
 }
 
 // Unknown is a sample of which nothing is known.

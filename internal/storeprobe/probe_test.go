@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/backend/backendtest"
+	"github.com/beangate/beangate/internal/faulttest"
 	"github.com/beangate/beangate/internal/storeprobe"
 
 	"github.com/stretchr/testify/require"
@@ -47,12 +48,48 @@ func TestStoreProbesReadRealServers(t *testing.T) {
 			if tt.wantWAL {
 				require.Positive(t, s.WALBytes)
 				require.Equal(t, int64(-1), s.Commands)
+				require.Nil(t, s.Masters)
 			} else {
 				require.Positive(t, s.Commands)
 				require.Equal(t, int64(-1), s.WALBytes)
+				require.Len(t, s.Masters, 1)
+				require.Positive(t, s.Masters["127.0.0.1:6379"], "the main thread has used CPU")
 			}
 		})
 	}
+}
+
+// With a Cluster URL the probe reads every master, though the URL names only one or two nodes,
+// and what a master does shows in its own main-thread CPU.
+func TestStoreProbeReadsEveryMasterOfACluster(t *testing.T) {
+	c := faulttest.StartRedisCluster(t, 3, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := storeprobe.Open(ctx, c.URL("prefix=bench-probe"))
+	require.NoError(t, err)
+	defer p.Close()
+	before, err := p.Sample(ctx)
+	require.NoError(t, err)
+	require.ElementsMatch(t, c.Masters(), keys(before.Masters))
+
+	busy := c.Node(2) // work on one master only
+	defer busy.Close()
+	for range 20 {
+		require.NoError(t, busy.Eval(ctx, "for i = 1, 200000 do end return 0", nil).Err())
+	}
+	after, err := p.Sample(ctx)
+	require.NoError(t, err)
+	used := func(i int) time.Duration { return after.Masters[c.Addr(i)] - before.Masters[c.Addr(i)] }
+	require.Greater(t, used(2), 2*(used(0)+used(1)), "the busy master's main thread, not the others'")
+	require.Greater(t, after.Commands, before.Commands)
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func TestStoreProbeRefusesWhatItCannotMeasure(t *testing.T) {
