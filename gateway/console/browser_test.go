@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -471,6 +472,29 @@ func TestConsoleInChromium(t *testing.T) {
 				require.Equal(t, tt.want, got)
 			})
 		}
+	})
+
+	// Opened as http://user:password@host/ui/, the page's address carries the credentials, and
+	// fetch refuses any URL that does: the API calls must still go through, reads and actions.
+	t.Run("CredentialsInTheAddress", func(t *testing.T) {
+		auth, _ := basicAuth(t)
+		w := startWorld(t, console.Options{Backend: "memory", Auth: auth})
+		w.put("inbox", 2, func(int) string { return "x" })
+		withCredentials := strings.Replace(w.url, "http://", "http://admin:s3cret@", 1)
+		require.NotEqual(t, w.url, withCredentials)
+		ctx := tab(t, b, nil)
+		// says is what the page reports, for a failure to show.
+		says := func() string {
+			msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#msg').textContent`))
+			return msg
+		}
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(withCredentials+"/ui/"),
+			cellIs(`tr[data-tube="inbox"] .ready`, "2")), "the page says: %s", says())
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(withCredentials+"/ui/#/tube/inbox"),
+			cellIs("#tube-name", "inbox"), chromedp.WaitVisible("#put"),
+			chromedp.SetValue("#put-body", "put through a credentials URL"), chromedp.Click("#put"),
+			until(`document.querySelector('#msg').textContent.startsWith('put: done')`)), "the page says: %s", says())
+		require.Equal(t, "3", w.tubeStat("inbox", "current-jobs-ready"))
 	})
 
 	t.Run("AuthIsEnforced", func(t *testing.T) {
