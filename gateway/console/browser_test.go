@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -131,32 +129,14 @@ func cellIs(selector, want string) chromedp.Action[chromedp.Void] {
 	return until(fmt.Sprintf(`(document.querySelector(%q)||{}).textContent === %q`, selector, want))
 }
 
-// screenshot saves the page under $BEANGATE_ARTIFACTS (default: the system temp dir) and, with
-// UPDATE_SCREENSHOTS=1, the README's copy under docs/.
-func screenshot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
-	require.NoError(t, err)
-	dir := os.Getenv("BEANGATE_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "beangate-console-screenshots")
-	}
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	path := filepath.Join(dir, name+".png")
-	require.NoError(t, os.WriteFile(path, png, 0o644))
-	t.Logf("screenshot: %s", path)
-	if os.Getenv("UPDATE_SCREENSHOTS") == "1" {
-		require.NoError(t, os.WriteFile(filepath.Join("..", "..", "docs", name+".png"), png, 0o644))
-	}
-}
-
 func TestConsoleInChromium(t *testing.T) {
 	b := browser(t)
 
 	t.Run("OverviewCountsFollowPuts", func(t *testing.T) {
-		w := startWorld(t, console.Options{Backend: "memory"})
+		auth, header := basicAuth(t) // actions on, as the docs' picture shows the header
+		w := startWorld(t, console.Options{Backend: "memory", Auth: auth})
 		w.put("emails", 3, func(i int) string { return fmt.Sprintf(`{"to":"user%d@example.com"}`, i) })
-		ctx := tab(t, b, nil)
+		ctx := tab(t, b, map[string]any{"Authorization": header})
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"),
 			cellIs(`tr[data-tube="emails"] .ready`, "3"),
 			// stats-tube's total-jobs counts every put since start, not jobs held now: say so.
@@ -219,6 +199,9 @@ func TestConsoleInChromium(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#pause-s", "600"), chromedp.Click("#pause"),
 			until(`!!document.querySelector('#paused')`)))
 		require.Equal(t, "600", w.tubeStat("work", "pause"))
+		// A policy, for the picture to show one.
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#pol-max-reserves", "5"), chromedp.Click("#pol-set"),
+			cellIs("#tube-policy", "policy: max reserves 5")))
 		// The charts of ready depth, puts/s and deletes/s, drawn once the history has a few samples.
 		require.NoError(t, chromedp.Do(ctx, until(`document.querySelectorAll('.charts svg polyline').length === 3 &&
 			parseInt((document.querySelector('.charts .title').textContent.match(/last (\d+)s/) || [0, 0])[1]) >= 4`)))
