@@ -1,8 +1,9 @@
 # Builds what beangate ships, from the working tree, the same way for a person and for CI:
 #   make build     bin/beangate for this machine
 #   make image     the container image beangate:dev (Dockerfile: the binary on an empty base)
-#   make release   dist/: an archive per platform (binary, LICENSE, README.md, example configs
-#                  and the systemd unit) and SHA256SUMS
+#   make release   dist/: an archive per platform (binary, LICENSE, README.md, CHANGELOG.md and
+#                  docs/, which README.md links to, example configs and the systemd unit) and
+#                  SHA256SUMS
 # Every binary is static (CGO_ENABLED=0) and built with -trimpath; `beangate -v` says which
 # version and commit it is.
 
@@ -66,7 +67,8 @@ release:
 		name=$(RELEASE_NAME)_$${os}_$${arch}; stage=$(DIST)/$$name; \
 		mkdir -p $$stage/systemd; \
 		GOOS=$$os GOARCH=$$arch $(GOBUILD) -o $$stage/beangate ./cmd/beangate; \
-		cp LICENSE README.md configs/*.example.yaml $$stage/; \
+		cp LICENSE README.md CHANGELOG.md configs/*.example.yaml $$stage/; \
+		cp -R docs $$stage/docs; \
 		cp configs/systemd/beangate.service $$stage/systemd/; \
 		tar -C $(DIST) --sort=name --owner=0 --group=0 --numeric-owner \
 			$(if $(COMMIT_DATE),--mtime=$(COMMIT_DATE)) -cf - $$name | gzip -n > $(DIST)/$$name.tar.gz; \

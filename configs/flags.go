@@ -33,7 +33,7 @@ func AddFlags(fs *pflag.FlagSet) {
 	fs.IntP("port", "p", d.Port, "TCP `PORT` (0: any free port)")
 	fs.Int64P("max-job-size", "z", d.MaxJobSize, "largest job body in `BYTES` (at most 1073741824)")
 	fs.String("backend", d.Backend, "job store `URL`: memory://, redis://HOST:PORT/DB, postgres://USER@HOST/DB")
-	fs.String(ConfigFlag, "", "read settings from the YAML `FILE`")
+	fs.String(ConfigFlag, "", "read settings from the YAML `FILE` (-FILE: only if it exists)")
 	fs.CountP("verbose", "V", "more verbose logging (repeatable; -V logs commands)")
 	fs.Duration("shutdown-timeout", d.ShutdownTimeout, "graceful stop limit (a `DURATION`) on SIGTERM/SIGINT")
 	fs.Duration("backend-timeout", d.BackendTimeout, "limit (a `DURATION`) for each non-blocking backend call")

@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -15,7 +16,8 @@ const EnvPrefix = "BEANGATE"
 // Load builds the Config from, highest precedence first: the flags of fs given on the command
 // line, BEANGATE_* environment variables, the YAML file named by --config (or BEANGATE_CONFIG),
 // and Defaults(). fs must carry AddFlags' flags and be parsed already. The result is validated;
-// the warnings report values Validate adjusted, for the caller to log.
+// the warnings report values Validate adjusted and an optional file that is missing, for the
+// caller to log.
 func Load(fs *pflag.FlagSet) (Config, []string, error) {
 	v := viper.New()
 	setDefaults(v)
@@ -31,11 +33,16 @@ func Load(fs *pflag.FlagSet) (Config, []string, error) {
 			}
 		}
 	}
-	if path := configPath(fs); path != "" {
-		v.SetConfigFile(path)
-		v.SetConfigType("yaml")
-		if err := v.ReadInConfig(); err != nil {
-			return Config{}, nil, fmt.Errorf("config file %s: %w", path, err)
+	var warnings []string
+	if path, optional := ConfigFile(configPath(fs)); path != "" {
+		if _, err := os.Stat(path); optional && errors.Is(err, os.ErrNotExist) {
+			warnings = append(warnings, fmt.Sprintf("optional config file %s does not exist: starting without it", path))
+		} else {
+			v.SetConfigFile(path)
+			v.SetConfigType("yaml")
+			if err := v.ReadInConfig(); err != nil {
+				return Config{}, nil, fmt.Errorf("config file %s: %w", path, err)
+			}
 		}
 	}
 	var cfg Config
@@ -46,8 +53,8 @@ func Load(fs *pflag.FlagSet) (Config, []string, error) {
 	if err := rejectBinlog(v, fs, cfg.Backend); err != nil {
 		return Config{}, nil, err
 	}
-	warnings, err := cfg.Validate()
-	return cfg, warnings, err
+	adjusted, err := cfg.Validate()
+	return cfg, append(warnings, adjusted...), err
 }
 
 // setDefaults registers Defaults() key by key. The binlog keys get theirs from their flags'
@@ -72,6 +79,17 @@ func setDefaults(v *viper.Viper) {
 	for key, value := range fleetDefaults() {
 		v.SetDefault(key, value)
 	}
+}
+
+// ConfigFile reads a --config or BEANGATE_CONFIG value: a leading "-" marks the file optional,
+// as it does before a systemd EnvironmentFile=. The systemd unit names its file so, to start
+// with the other settings on a host that has none; a file named without the mark must exist,
+// so that a mistyped path or a missing mount is an error, not a server on the defaults.
+func ConfigFile(value string) (path string, optional bool) {
+	if rest, ok := strings.CutPrefix(value, "-"); ok && rest != "" {
+		return rest, true
+	}
+	return value, false
 }
 
 // configPath is --config if given, else BEANGATE_CONFIG. It stays outside viper's keys so that

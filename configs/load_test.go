@@ -208,3 +208,50 @@ func TestLoadClampsMaxJobSizeWithWarning(t *testing.T) {
 	require.Equal(t, int64(gateway.MaxJobSizeLimit), cfg.MaxJobSize)
 	require.Equal(t, []string{"max_job_size 2000000000 is above the limit; using 1073741824"}, warnings)
 }
+
+// A config file named with a leading "-" is optional: missing, the other settings apply with a
+// warning. Named without it, by flag or environment, it must exist. Either way a file that is
+// there is read, and one that cannot be read is an error.
+func TestLoadConfigFile(t *testing.T) {
+	present := writeFile(t, "port: 1001\n")
+	missing := filepath.Join(t.TempDir(), "beangate.yaml")
+	tests := []struct {
+		name     string
+		flag     string // --config
+		env      string // BEANGATE_CONFIG
+		wantPort int
+		warning  string
+		wantErr  string
+	}{
+		{name: "FlagMissing", flag: missing, wantErr: "config file " + missing},
+		{name: "EnvMissing", env: missing, wantErr: "config file " + missing},
+		{name: "FlagOptionalMissing", flag: "-" + missing, wantPort: 11300, warning: "optional config file " + missing + " does not exist: starting without it"},
+		{name: "EnvOptionalMissing", env: "-" + missing, wantPort: 11300, warning: "optional config file " + missing + " does not exist: starting without it"},
+		{name: "FlagPresent", flag: present, wantPort: 1001},
+		{name: "EnvOptionalPresent", env: "-" + present, wantPort: 1001},
+		{name: "FlagOptionalPresent", flag: "-" + present, wantPort: 1001},
+		{name: "EnvOptionalUnreadable", env: "-" + t.TempDir(), wantErr: "config file "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolateEnv(t)
+			t.Setenv(EnvPrefix+"_CONFIG", tt.env)
+			var args []string
+			if tt.flag != "" {
+				args = []string{"--config", tt.flag}
+			}
+			cfg, warnings, err := Load(parsedFlags(t, args...))
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.wantPort, cfg.Port)
+			if tt.warning == "" {
+				require.Empty(t, warnings)
+			} else {
+				require.Equal(t, []string{tt.warning}, warnings)
+			}
+		})
+	}
+}

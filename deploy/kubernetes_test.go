@@ -135,6 +135,23 @@ func TestKubernetesManifests(t *testing.T) {
 		}
 	})
 
+	// A StatefulSet names its governing Service, which must exist and be headless: it gives the
+	// pods their stable DNS names, and Kubernetes does not create it.
+	t.Run("StatefulSetServices", func(t *testing.T) {
+		for _, s := range m.statefulSets {
+			require.NotEmpty(t, s.Spec.ServiceName, "%s names its governing Service", s.Name)
+			var governing *corev1.Service
+			for i, svc := range m.services {
+				if svc.Name == s.Spec.ServiceName {
+					governing = &m.services[i]
+				}
+			}
+			require.NotNil(t, governing, "%s: no Service %s", s.Name, s.Spec.ServiceName)
+			require.Equal(t, corev1.ClusterIPNone, governing.Spec.ClusterIP, "%s: Service %s is headless", s.Name, governing.Name)
+			require.True(t, matches(governing.Spec.Selector, s.Spec.Template.Labels), "%s: Service %s selects its pods", s.Name, governing.Name)
+		}
+	})
+
 	t.Run("PodDisruptionBudget", func(t *testing.T) {
 		pdb := m.budgets[0]
 		w := selected(t, workloads, pdb.Spec.Selector.MatchLabels)

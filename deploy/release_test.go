@@ -8,6 +8,7 @@ import (
 	"debug/elf"
 	"encoding/hex"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,8 +22,8 @@ import (
 
 // The archives `make release` wrote into BEANGATE_TEST_RELEASE (.ci/image-test builds this
 // machine's platform's there): SHA256SUMS matches them, each holds a static -trimpath binary
-// with the documents and configurations beside it, and the binary says what it is. Unset, the
-// test skips, except with CI=true.
+// with the documents (docs/ among them: every file the README links to) and configurations
+// beside it, and the binary says what it is. Unset, the test skips, except with CI=true.
 func TestReleaseArchives(t *testing.T) {
 	t.Parallel()
 	dist := builtBy(t, "BEANGATE_TEST_RELEASE", "make release")
@@ -51,8 +52,18 @@ func TestReleaseArchives(t *testing.T) {
 	top := strings.TrimSuffix(filepath.Base(native), ".tar.gz")
 	dir := t.TempDir()
 	files := untar(t, native, dir)
-	require.ElementsMatch(t, []string{"LICENSE", "README.md", "beangate", "beangate.example.yaml", "memory.example.yaml",
-		"postgres.example.yaml", "redis.example.yaml", "systemd/beangate.service"}, files[top])
+	want := append([]string{"CHANGELOG.md", "LICENSE", "README.md", "beangate", "beangate.example.yaml", "memory.example.yaml",
+		"postgres.example.yaml", "redis.example.yaml", "systemd/beangate.service"}, docsFiles(t)...)
+	require.ElementsMatch(t, want, files[top])
+	// Read offline, the README's links lead to files in the archive.
+	readme, err := os.ReadFile(filepath.Join(dir, top, "README.md"))
+	require.NoError(t, err)
+	links := localLinks(string(readme))
+	require.NotEmpty(t, links)
+	for _, link := range links {
+		_, err := os.Stat(filepath.Join(dir, top, filepath.FromSlash(link)))
+		require.NoError(t, err, "README.md links to %s", link)
+	}
 	binary := filepath.Join(dir, top, "beangate")
 
 	f, err := elf.Open(binary)
@@ -74,6 +85,37 @@ func TestReleaseArchives(t *testing.T) {
 	require.NoError(t, err)
 	version := name.FindStringSubmatch(filepath.Base(native))[1]
 	require.Regexp(t, `^beangate `+regexp.QuoteMeta(strings.ReplaceAll(version, "-dirty", ""))+`([+-]dirty)? \(beanstalkd 1\.13 protocol\)\ncommit [0-9a-f]{40}`, string(out))
+}
+
+// docsFiles are the files under ../docs, as paths from the repository's root.
+func docsFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	require.NoError(t, filepath.WalkDir("../docs", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, filepath.ToSlash(strings.TrimPrefix(path, "../")))
+		}
+		return err
+	}))
+	require.NotEmpty(t, files)
+	return files
+}
+
+// markdownLink is a Markdown link's target: [text](target) or ![alt](target).
+var markdownLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// localLinks are the targets of the document's links to files beside it (not to web pages, not
+// within the page), without their #fragment.
+func localLinks(doc string) []string {
+	var links []string
+	for _, m := range markdownLink.FindAllStringSubmatch(doc, -1) {
+		target, _, _ := strings.Cut(m[1], "#")
+		if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		links = append(links, target)
+	}
+	return links
 }
 
 // untar extracts the archive into dir and lists its regular files by top directory.

@@ -15,7 +15,8 @@ import (
 // serverConfig is the configuration a beangate server started with args, the environment env
 // and the files (path in the container: content) would run with, as the server itself reads
 // it: an unknown option, key or value fails the test. The --config file (or BEANGATE_CONFIG) is
-// read from files. It sets the process environment: callers must not run in parallel.
+// read from files, and must be there even when named as optional. It sets the process
+// environment: callers must not run in parallel.
 func serverConfig(t *testing.T, args []string, env map[string]string, files map[string]string) configs.Config {
 	t.Helper()
 	for _, kv := range os.Environ() {
@@ -24,11 +25,15 @@ func serverConfig(t *testing.T, args []string, env map[string]string, files map[
 			require.NoError(t, os.Unsetenv(name))
 		}
 	}
-	local := func(path string) string {
+	local := func(value string) string {
+		path, optional := configs.ConfigFile(value)
 		content, ok := files[path]
 		require.True(t, ok, "the configuration file %s is not mounted", path)
 		file := filepath.Join(t.TempDir(), filepath.Base(path))
 		require.NoError(t, os.WriteFile(file, []byte(content), 0o600))
+		if optional {
+			return "-" + file
+		}
 		return file
 	}
 	for name, value := range env {

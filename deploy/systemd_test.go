@@ -1,13 +1,18 @@
 package deploy
 
 import (
+	"bytes"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/beanstalkd/go-beanstalk"
 	"github.com/stretchr/testify/require"
 )
 
@@ -148,4 +153,128 @@ func TestSystemdUnitVerifies(t *testing.T) {
 	// Exposure 0 (locked down) to 10 (none): at most 2.
 	out, err = exec.Command("systemd-analyze", "security", "--offline=true", "--threshold=20", path).CombinedOutput()
 	require.NoError(t, err, "exposure above 2.0:\n%s", out)
+}
+
+// The unit's command line, run: the server started with ExecStart as systemd expands it and
+// the unit's environment only, every absolute path of the unit under a root of the test's own
+// (and the port moved off 11300 by /etc/default/beanstalkd, as an operator would). The YAML
+// file is optional: without it the server serves on the other settings; with it, the file's
+// settings apply. A --config on the command line must exist: exit 5.
+func TestSystemdUnitRunsTheServer(t *testing.T) {
+	t.Parallel()
+	binary := buildBeangate(t)
+	s := unitSettings(t)
+	tests := []struct {
+		name   string
+		extra  string // BEANSTALKD_EXTRA in /etc/default/beanstalkd
+		config string // /etc/beangate/beangate.yaml; none when empty
+		// check runs against the serving server; nil: it must exit 5 instead.
+		check func(t *testing.T, c *beanstalk.Conn, root string)
+		log   string // in its log
+	}{
+		{name: "WithoutTheFile", check: func(t *testing.T, c *beanstalk.Conn, _ string) {
+			_, err := c.Put(make([]byte, 200), 0, 0, time.Minute)
+			require.NoError(t, err, "the default max job size")
+		}, log: "optional config file"},
+		{name: "WithTheFile", config: "max_job_size: 100\n", check: func(t *testing.T, c *beanstalk.Conn, _ string) {
+			_, err := c.Put(make([]byte, 200), 0, 0, time.Minute)
+			require.ErrorIs(t, err, beanstalk.ErrJobTooBig, "the file's max_job_size")
+		}},
+		{name: "DebianBinlogWithoutTheFile", extra: "-b /var/lib/beanstalkd", check: func(t *testing.T, c *beanstalk.Conn, root string) {
+			_, err := c.Put([]byte("kept"), 0, 0, time.Minute)
+			require.NoError(t, err)
+			logs, err := filepath.Glob(filepath.Join(root, "var/lib/beanstalkd/binlog.*"))
+			require.NoError(t, err)
+			require.NotEmpty(t, logs, "-b from BEANSTALKD_EXTRA")
+		}, log: "optional config file"},
+		{name: "ConfigFlagMissing", extra: "--config /etc/beangate/other.yaml", log: "/etc/beangate/other.yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			// StateDirectory= makes the binlog directory before the start.
+			require.NoError(t, os.MkdirAll(filepath.Join(root, "var/lib", s["StateDirectory"][0]), 0o700))
+			if tt.config != "" {
+				file := filepath.Join(root, "etc/beangate/beangate.yaml")
+				require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+				require.NoError(t, os.WriteFile(file, []byte(tt.config), 0o644))
+			}
+			port := freeLoopbackPort(t)
+			args, env := execStart(t, s, fmt.Sprintf("BEANSTALKD_LISTEN_PORT=%d\nBEANSTALKD_EXTRA=%q\n", port, tt.extra))
+			under := func(v string) string { // an absolute path of the unit, moved under root
+				if rest, optional := strings.CutPrefix(v, "-"); optional && strings.HasPrefix(rest, "/") {
+					return "-" + root + rest
+				}
+				if strings.HasPrefix(v, "/") {
+					return root + v
+				}
+				return v
+			}
+			cmd := exec.Command(binary)
+			for _, a := range args {
+				cmd.Args = append(cmd.Args, under(a))
+			}
+			for name, value := range env {
+				cmd.Env = append(cmd.Env, name+"="+under(value))
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+
+			if tt.check == nil {
+				select {
+				case err := <-exited:
+					var exit *exec.ExitError
+					require.ErrorAs(t, err, &exit, "log:\n%s", stderr.String())
+					require.Equal(t, 5, exit.ExitCode(), "bad configuration; log:\n%s", stderr.String())
+				case <-time.After(30 * time.Second):
+					_ = cmd.Process.Kill()
+					t.Fatalf("%q is still running: it should have exited 5", cmd.Args)
+				}
+				require.Contains(t, stderr.String(), root+tt.log)
+				return
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill() }) // a no-op once it has stopped
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			var c *beanstalk.Conn
+			for deadline := time.Now().Add(30 * time.Second); c == nil; time.Sleep(20 * time.Millisecond) {
+				select {
+				case err := <-exited:
+					t.Fatalf("%q exited at start: %v; log:\n%s", cmd.Args, err, stderr.String())
+				default:
+				}
+				require.True(t, time.Now().Before(deadline), "%q does not serve on %s", cmd.Args, addr)
+				if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+					c = beanstalk.NewConn(conn)
+				}
+			}
+			tt.check(t, c, root)
+			_ = c.Close()
+
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+			select {
+			case err := <-exited:
+				require.NoError(t, err, "a clean stop; log:\n%s", stderr.String())
+			case <-time.After(30 * time.Second):
+				t.Fatalf("no stop within 30 s of SIGTERM")
+			}
+			if tt.log != "" {
+				require.Contains(t, stderr.String(), tt.log)
+			}
+		})
+	}
+}
+
+// buildBeangate builds the server from this tree and returns the binary's path.
+func buildBeangate(t *testing.T) string {
+	t.Helper()
+	binary := filepath.Join(t.TempDir(), "beangate")
+	cmd := exec.Command("go", "build", "-o", binary, "./cmd/beangate")
+	cmd.Dir = ".."
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", out)
+	return binary
 }

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,32 +129,14 @@ func cellIs(selector, want string) chromedp.Action[chromedp.Void] {
 	return until(fmt.Sprintf(`(document.querySelector(%q)||{}).textContent === %q`, selector, want))
 }
 
-// screenshot saves the page under $BEANGATE_ARTIFACTS (default: the system temp dir) and, with
-// UPDATE_SCREENSHOTS=1, the README's copy under docs/.
-func screenshot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
-	require.NoError(t, err)
-	dir := os.Getenv("BEANGATE_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "beangate-console-screenshots")
-	}
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	path := filepath.Join(dir, name+".png")
-	require.NoError(t, os.WriteFile(path, png, 0o644))
-	t.Logf("screenshot: %s", path)
-	if os.Getenv("UPDATE_SCREENSHOTS") == "1" {
-		require.NoError(t, os.WriteFile(filepath.Join("..", "..", "docs", name+".png"), png, 0o644))
-	}
-}
-
 func TestConsoleInChromium(t *testing.T) {
 	b := browser(t)
 
 	t.Run("OverviewCountsFollowPuts", func(t *testing.T) {
-		w := startWorld(t, console.Options{Backend: "memory"})
+		auth, header := basicAuth(t) // actions on, as the docs' picture shows the header
+		w := startWorld(t, console.Options{Backend: "memory", Auth: auth})
 		w.put("emails", 3, func(i int) string { return fmt.Sprintf(`{"to":"user%d@example.com"}`, i) })
-		ctx := tab(t, b, nil)
+		ctx := tab(t, b, map[string]any{"Authorization": header})
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"),
 			cellIs(`tr[data-tube="emails"] .ready`, "3"),
 			// stats-tube's total-jobs counts every put since start, not jobs held now: say so.
@@ -218,6 +199,9 @@ func TestConsoleInChromium(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#pause-s", "600"), chromedp.Click("#pause"),
 			until(`!!document.querySelector('#paused')`)))
 		require.Equal(t, "600", w.tubeStat("work", "pause"))
+		// A policy, for the picture to show one.
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#pol-max-reserves", "5"), chromedp.Click("#pol-set"),
+			cellIs("#tube-policy", "policy: max reserves 5")))
 		// The charts of ready depth, puts/s and deletes/s, drawn once the history has a few samples.
 		require.NoError(t, chromedp.Do(ctx, until(`document.querySelectorAll('.charts svg polyline').length === 3 &&
 			parseInt((document.querySelector('.charts .title').textContent.match(/last (\d+)s/) || [0, 0])[1]) >= 4`)))
@@ -471,6 +455,29 @@ func TestConsoleInChromium(t *testing.T) {
 				require.Equal(t, tt.want, got)
 			})
 		}
+	})
+
+	// Opened as http://user:password@host/ui/, the page's address carries the credentials, and
+	// fetch refuses any URL that does: the API calls must still go through, reads and actions.
+	t.Run("CredentialsInTheAddress", func(t *testing.T) {
+		auth, _ := basicAuth(t)
+		w := startWorld(t, console.Options{Backend: "memory", Auth: auth})
+		w.put("inbox", 2, func(int) string { return "x" })
+		withCredentials := strings.Replace(w.url, "http://", "http://admin:s3cret@", 1)
+		require.NotEqual(t, w.url, withCredentials)
+		ctx := tab(t, b, nil)
+		// says is what the page reports, for a failure to show.
+		says := func() string {
+			msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#msg').textContent`))
+			return msg
+		}
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(withCredentials+"/ui/"),
+			cellIs(`tr[data-tube="inbox"] .ready`, "2")), "the page says: %s", says())
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(withCredentials+"/ui/#/tube/inbox"),
+			cellIs("#tube-name", "inbox"), chromedp.WaitVisible("#put"),
+			chromedp.SetValue("#put-body", "put through a credentials URL"), chromedp.Click("#put"),
+			until(`document.querySelector('#msg').textContent.startsWith('put: done')`)), "the page says: %s", says())
+		require.Equal(t, "3", w.tubeStat("inbox", "current-jobs-ready"))
 	})
 
 	t.Run("AuthIsEnforced", func(t *testing.T) {

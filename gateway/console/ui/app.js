@@ -17,7 +17,9 @@ async function api(path, body) {
     method: 'POST', body: JSON.stringify(body),
     headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': S.info ? S.info.csrf : '' },
   };
-  const r = await fetch('/api/' + path, opts);
+  // From the origin, not relative to the page: opened as http://user:password@host/ui/, a
+  // relative URL would carry the credentials, and fetch refuses such a URL.
+  const r = await fetch(location.origin + '/api/' + path, opts);
   const data = await r.json().catch(() => ({}));
   if (!r.ok) throw Object.assign(new Error(data.error || r.statusText), { status: r.status });
   return data;
