@@ -31,8 +31,8 @@ func migrateDB(ctx context.Context, p process, args []string) int {
 	}
 	opts.Logger = log // each migration applied is logged
 	if err := beanpg.MigrateOptions(ctx, opts); err != nil {
-		log.Error("migrate-db failed", "backend", redactedURL(cfg.Backend), "err", err)
-		return exitFailure
+		log.Error("migrate-db failed", "backend", redactedURL(cfg.Backend), "err", redactedError(err, cfg.Backend))
+		return exitStatus(err)
 	}
 	log.Info("schema up to date", "backend", redactedURL(cfg.Backend))
 	return exitOK
