@@ -63,8 +63,8 @@ func TestConnectErrorLeadsWithTheCause(t *testing.T) {
 		badOption bool
 	}{
 		{
-			name:      "WrongPassword",
-			fail:      &pgproto3.ErrorResponse{Severity: "FATAL", Code: "28P01", Message: `password authentication failed for user "app"`},
+			name: "WrongPassword",
+			fail: &pgproto3.ErrorResponse{Severity: "FATAL", Code: "28P01", Message: `password authentication failed for user "app"`},
 		},
 		{
 			name:      "UnknownParameter",
