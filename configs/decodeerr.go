@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// decodeError rewrites what viper's decoding reports ("” has invalid keys: max_job_sise",
+// decodeError rewrites what viper's decoding reports ("'' has invalid keys: max_job_sise",
 // "'port' cannot parse value as 'int'") so that each problem names where it is: the file and
 // the key's path, or the environment variable.
 func decodeError(err error, fs *pflag.FlagSet, file string) error {
