@@ -10,9 +10,10 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// decodeError rewrites what viper's decoding reports ("'' has invalid keys: max_job_sise",
-// "'port' cannot parse value as 'int'") so that each problem names where it is: the file and
-// the key's path, or the environment variable.
+// decodeError rewrites what viper's decoding reports (an unknown key as "has invalid keys:
+// max_job_sise" under the empty name of the top level, a bad value as "'port' cannot parse
+// value as 'int'") so that each problem names where it is: the file and the key's path, or the
+// environment variable.
 func decodeError(err error, fs *pflag.FlagSet, file string) error {
 	var problems []error
 	for _, de := range decodeErrors(err) {
