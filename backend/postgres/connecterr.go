@@ -16,8 +16,10 @@ import (
 // telling attempt (see connectError).
 func startErr(err error) error {
 	err = readableConnectError(err)
+	var ce *pgconn.ConnectError
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42704" && !errors.Is(err, backend.ErrBadOptions) { // undefined_object: unrecognized configuration parameter
+	// At connect, undefined_object is an unrecognized configuration parameter.
+	if errors.As(err, &ce) && errors.As(err, &pgErr) && pgErr.Code == "42704" && !errors.Is(err, backend.ErrBadOptions) {
 		return backend.BadOptions(fmt.Errorf("postgres: URL: a parameter is neither beangate's nor pgx's, and the server does not know it either: %w", err))
 	}
 	return err

@@ -100,3 +100,11 @@ func TestConnectErrorLeadsWithTheCause(t *testing.T) {
 		})
 	}
 }
+
+// Only at connect is undefined_object a URL parameter: from a statement it is the statement's.
+func TestUndefinedObjectFromAStatementIsNoBadOption(t *testing.T) {
+	t.Parallel()
+	err := startErr(opErr("migration", &pgconn.PgError{Severity: "ERROR", Code: "42704", Message: `type "vector" does not exist`}))
+	require.False(t, errors.Is(err, backend.ErrBadOptions))
+	require.Equal(t, `postgres: migration: ERROR: type "vector" does not exist (SQLSTATE 42704)`, err.Error())
+}
