@@ -15,3 +15,21 @@ var (
 	// beanstalkd's OUT_OF_MEMORY.
 	ErrOutOfMemory = errors.New("backend: out of memory")
 )
+
+// ErrBadOptions marks a store that cannot be opened as configured, however often it is tried:
+// its URL or options are wrong (an unknown parameter, a value that does not parse, a name the
+// store refuses). Callers tell it with errors.Is; the text is the cause's own.
+var ErrBadOptions = errors.New("backend: bad options")
+
+// BadOptions marks err (nil stays nil) as ErrBadOptions, its text and chain unchanged.
+func BadOptions(err error) error {
+	if err == nil {
+		return nil
+	}
+	return badOptions{err}
+}
+
+type badOptions struct{ error }
+
+func (e badOptions) Unwrap() error        { return e.error }
+func (e badOptions) Is(target error) bool { return target == ErrBadOptions }

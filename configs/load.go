@@ -19,6 +19,9 @@ const EnvPrefix = "BEANGATE"
 // the warnings report values Validate adjusted and an optional file that is missing, for the
 // caller to log.
 func Load(fs *pflag.FlagSet) (Config, []string, error) {
+	if err := checkEnv(os.Environ()); err != nil {
+		return Config{}, nil, err
+	}
 	v := viper.New()
 	setDefaults(v)
 	v.SetEnvPrefix(EnvPrefix)
@@ -48,7 +51,7 @@ func Load(fs *pflag.FlagSet) (Config, []string, error) {
 	var cfg Config
 	// Exact: a misspelt key in the file is an error, not a silently ignored setting.
 	if err := v.UnmarshalExact(&cfg); err != nil {
-		return Config{}, nil, fmt.Errorf("configuration: %w", err)
+		return Config{}, nil, decodeError(err, fs, configPath(fs))
 	}
 	if err := rejectBinlog(v, fs, cfg.Backend); err != nil {
 		return Config{}, nil, err
@@ -116,8 +119,7 @@ func rejectBinlog(v *viper.Viper, fs *pflag.FlagSet, backendURL string) error {
 		if f := fs.Lookup(name); f != nil && f.Changed {
 			return fmt.Errorf("-%s/--%s: %w", f.Shorthand, name, ErrBinlogUnsupported)
 		}
-		env := EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
-		return fmt.Errorf("%s (config file or %s): %w", key, env, ErrBinlogUnsupported)
+		return fmt.Errorf("%s (config file or %s): %w", key, envName(key), ErrBinlogUnsupported)
 	}
 	return nil
 }

@@ -143,6 +143,13 @@ log:
 			want: func(c *Config) { c.StoreOpenTimeout = 5 * time.Minute },
 		},
 		{
+			name: "OtherToolsVariablesIgnored",
+			env: map[string]string{"BEANGATE_CTL_ADDR": "h:1", "BEANGATE_CTL_TOKEN": "t", "BEANGATE_TEST_IMAGE": "beangate:dev",
+				"BEANGATE_TIMED_SESSIONS": "4", "BEANGATE_REFERENCE_BEANSTALKD": "/bin/beanstalkd", "BEANGATE_ARTIFACTS": "/tmp",
+				"BEANGATE_REDIS_URL": "redis://h", "BEANGATE_PG_URL": "postgres://h", "BEANGATE_WIBBLE": ""},
+			want: func(*Config) {},
+		},
+		{
 			name: "DurationsFromEnvAndFlag",
 			env:  map[string]string{"BEANGATE_SHUTDOWN_TIMEOUT": "3s"},
 			args: []string{"--backend-timeout", "250ms"},
@@ -180,10 +187,20 @@ func TestLoadRejects(t *testing.T) {
 		{name: "BinlogFileWithPostgres", file: "backend: postgres://h/db\nbinlog:\n  no_fsync: true\n", wantErr: "binlog.no_fsync (config file or BEANGATE_BINLOG_NO_FSYNC)"},
 		{name: "NegativeFsync", args: []string{"-f", "-1"}, wantErr: "binlog.fsync_ms -1: must not be negative"},
 		{name: "ZeroBinlogSize", args: []string{"-s", "0"}, wantErr: "binlog.max_size 0: must be at least 1"},
-		{name: "UnknownFileKey", file: "prot: 11300\n", wantErr: "prot"},
+		{name: "UnknownFileKey", file: "prot: 11300\n", wantErr: "unknown key prot (did you mean port?)"},
+		{name: "UnknownNestedFileKey", file: "log:\n  formt: json\n", wantErr: "unknown key log.formt (did you mean log.format?)"},
+		{name: "UnknownPolicyKey", file: "policies:\n  - tube: a\n    rat: 3\n", wantErr: "unknown key policies[0].rat"},
+		{name: "BadFileValue", file: "port: abc\n", wantErr: "beangate.yaml: port: cannot parse value as 'int'"},
+		{name: "BadFileDuration", file: "tls:\n  cert: c\n  key: k\nhandshake_timeout: soon\n", wantErr: "beangate.yaml: handshake_timeout: time: invalid duration"},
+		{name: "BadEnvValue", env: map[string]string{"BEANGATE_PORT": "abc"}, wantErr: "BEANGATE_PORT: cannot parse value as 'int'"},
+		{name: "BadEnvDuration", env: map[string]string{"BEANGATE_SHUTDOWN_TIMEOUT": "soon"}, wantErr: "BEANGATE_SHUTDOWN_TIMEOUT: time: invalid duration"},
+		{name: "MisspeltEnv", env: map[string]string{"BEANGATE_BACKEN": "redis://h:6379/0"}, wantErr: "environment: BEANGATE_BACKEN is not a setting (did you mean BEANGATE_BACKEND?)"},
+		{name: "SwappedLettersEnv", env: map[string]string{"BEANGATE_PROT": "1"}, wantErr: "BEANGATE_PROT is not a setting (did you mean BEANGATE_PORT?)"},
+		{name: "NestedEnv", env: map[string]string{"BEANGATE_LOG_LEVLE": "debug"}, wantErr: "BEANGATE_LOG_LEVLE is not a setting (did you mean BEANGATE_LOG_LEVEL?)"},
+		{name: "UnknownEnv", env: map[string]string{"BEANGATE_WIBBLE": "1"}, wantErr: "environment: BEANGATE_WIBBLE is not a setting"},
 		{name: "MissingFile", args: []string{"--config", "/nonexistent/beangate.yaml"}, wantErr: "config file /nonexistent/beangate.yaml"},
 		{name: "InvalidEnvValue", env: map[string]string{"BEANGATE_PORT": "70000"}, wantErr: "port 70000: must be 0..65535"},
-		{name: "NonNumericEnv", env: map[string]string{"BEANGATE_MAX_JOB_SIZE": "big"}, wantErr: "max_job_size"},
+		{name: "NonNumericEnv", env: map[string]string{"BEANGATE_MAX_JOB_SIZE": "big"}, wantErr: "BEANGATE_MAX_JOB_SIZE: cannot parse"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,7 +34,7 @@ func opErr(op string, err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("postgres: %s: command timed out: %w", op, err)
 	}
-	return fmt.Errorf("postgres: %s: %w", op, err)
+	return fmt.Errorf("postgres: %s: %w", op, readableConnectError(err))
 }
 
 // retryable reports errors after which the statement was rolled back and may simply run again:

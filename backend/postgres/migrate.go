@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/beangate/beangate/backend"
 )
 
 //go:embed migrations/*.sql
@@ -160,13 +162,13 @@ func checkMigrated(ctx context.Context, pool *pgxpool.Pool, schema string) error
 func MigrateOptions(ctx context.Context, opts Options) error {
 	opts = opts.withDefaults()
 	if !schemaName.MatchString(opts.Schema) {
-		return fmt.Errorf("postgres: options: schema name %q: want letters, digits and _ (at most 41)", opts.Schema)
+		return backend.BadOptions(fmt.Errorf("postgres: options: schema name %q: want letters, digits and _ (at most 41)", opts.Schema))
 	}
 	pool := opts.Pool
 	if pool == nil {
 		cfg, err := pgxpool.ParseConfig(opts.DSN)
 		if err != nil {
-			return opErr("DSN", err)
+			return backend.BadOptions(opErr("DSN", err))
 		}
 		cfg.ConnConfig.ConnectTimeout = opts.CommandTimeout
 		if pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
@@ -176,5 +178,5 @@ func MigrateOptions(ctx context.Context, opts Options) error {
 	}
 	mctx, cancel := context.WithTimeout(ctx, 4*opts.CommandTimeout)
 	defer cancel()
-	return migrate(mctx, pool, opts.Schema, opts.Logger)
+	return startErr(migrate(mctx, pool, opts.Schema, opts.Logger))
 }

@@ -69,8 +69,13 @@ func (o Options) withDefaults() Options {
 // ParseURL turns a backend URL into Options. Besides everything pgx understands it accepts, and
 // removes before connecting, the query parameters schema, command_timeout, lease_ttl and
 // vacuum_interval (Go durations) and migrate (false: SkipMigrate), e.g.
-// postgres://u@host/db?schema=queue&lease_ttl=3s.
+// postgres://u@host/db?schema=queue&lease_ttl=3s. Its errors are backend.ErrBadOptions.
 func ParseURL(raw string) (Options, error) {
+	o, err := parseURL(raw)
+	return o, backend.BadOptions(err)
+}
+
+func parseURL(raw string) (Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return Options{}, errors.New("postgres: URL: not a valid URL") // url.Parse's error would quote the password

@@ -79,7 +79,7 @@ var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,40}$`)
 func New(ctx context.Context, opts Options) (*Backend, error) {
 	opts = opts.withDefaults()
 	if !schemaName.MatchString(opts.Schema) {
-		return nil, fmt.Errorf("postgres: options: schema name %q: want letters, digits and _ (at most 41)", opts.Schema)
+		return nil, backend.BadOptions(fmt.Errorf("postgres: options: schema name %q: want letters, digits and _ (at most 41)", opts.Schema))
 	}
 	origin := randomID()
 	st, err := loadStatements(opts.Schema, origin)
@@ -96,7 +96,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if b.pool == nil {
 		cfg, err := pgxpool.ParseConfig(opts.DSN)
 		if err != nil {
-			return nil, opErr("DSN", err)
+			return nil, backend.BadOptions(opErr("DSN", err))
 		}
 		if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.CommandTimeout {
 			cfg.ConnConfig.ConnectTimeout = opts.CommandTimeout
@@ -120,7 +120,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	cancel()
 	if err != nil {
 		b.closePool()
-		return nil, err
+		return nil, startErr(err)
 	}
 	// One writer: concurrent write batches would only queue on the same tube and counter rows.
 	b.writes = batch.New(batch.Config[write, writeResult]{
@@ -137,7 +137,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	cancel()
 	if err != nil {
 		b.closePool()
-		return nil, err
+		return nil, startErr(err)
 	}
 	listening := make(chan struct{})
 	b.wg.Add(5)

@@ -102,7 +102,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	routeClientLog(opts.Logger)
 	opts, err := opts.withDefaults()
 	if err != nil {
-		return nil, err
+		return nil, backend.BadOptions(err)
 	}
 	b := &Backend{
 		opts:       opts,

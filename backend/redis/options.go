@@ -108,8 +108,14 @@ var errBadURL = errors.New("redis: URL: not a valid URL")
 // (seeds in case the first is down), and the DB is 0 or left out. master_name=NAME names a
 // master monitored by Redis Sentinel (go-redis's failover URL): host:port is a sentinel, more
 // follow as addr=host:port, the URL's user and password (or sentinel_username= and
-// sentinel_password=) are the sentinels', and username= and password= the master's.
+// sentinel_password=) are the sentinels', and username= and password= the master's. Its errors
+// are backend.ErrBadOptions.
 func ParseURL(raw string) (Options, error) {
+	o, err := parseURL(raw)
+	return o, backend.BadOptions(err)
+}
+
+func parseURL(raw string) (Options, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return Options{}, errBadURL

@@ -27,8 +27,12 @@ func (p process) configure(args []string) (cfg configs.Config, log *slog.Logger,
 func (p process) parseArgs(args []string) (cfg configs.Config, warnings []string, exit int, stop bool) {
 	fs := newFlagSet()
 	usageError := func(format string, a ...any) (configs.Config, []string, int, bool) {
+		help := p.help
+		if help == "" {
+			help = "beangate --help"
+		}
 		fmt.Fprintf(p.stderr, "beangate: "+format+"\n", a...)
-		printUsage(p.stderr, fs)
+		fmt.Fprintf(p.stderr, "Try '%s' for more information.\n", help)
 		return configs.Config{}, nil, exitUsage, true
 	}
 	if err := fs.Parse(args); err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"io"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/beangate/beangate/cmd/beangate/ctl"
 	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
@@ -48,6 +50,13 @@ func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
 	for _, command := range []string{"migrate-db", "binlog inspect", "binlog compact", "migrate", "ctl", "healthcheck"} {
 		require.Contains(t, stdout, "  beangate "+command+" ", "every command is listed")
 	}
+	// ctl's line names each of ctl's commands.
+	_, ctlLine, _ := strings.Cut(stdout, "  beangate ctl ")
+	ctlLine, _, _ = strings.Cut(ctlLine, "  beangate healthcheck")
+	ctlLine = strings.Join(strings.Fields(ctlLine), " ")
+	for _, name := range append(ctl.CommandNames(), "policy", "hash-password") {
+		require.Regexp(t, `[ :]`+name+`[,) ]`, ctlLine)
+	}
 }
 
 func TestBadCommandLineIsUsageExitFive(t *testing.T) {
@@ -70,8 +79,35 @@ func TestBadCommandLineIsUsageExitFive(t *testing.T) {
 			exit, stdout, stderr := runArgs(t, tt.args...)
 			require.Equal(t, exitUsage, exit)
 			require.Empty(t, stdout)
-			require.Contains(t, stderr, "beangate: "+tt.wantErr)
-			require.Contains(t, stderr, "Usage: beangate [OPTIONS]")
+			// One line and where to look, not the whole usage.
+			require.Regexp(t, `^beangate: [^\n]*`+regexp.QuoteMeta(tt.wantErr)+`[^\n]*\nTry 'beangate --help' for more information.\n$`, stderr)
+		})
+	}
+}
+
+// A mistyped BEANGATE_ variable stops the start (exit 5), naming the closest setting; a
+// variable of beangate ctl or of the tests does not.
+func TestUnknownEnvironmentVariableIsBadConfiguration(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		env     map[string]string
+		wantErr string
+	}{
+		{"Misspelt", map[string]string{"BEANGATE_BACKEN": "redis://127.0.0.1:6379/0"},
+			"beangate: environment: BEANGATE_BACKEN is not a setting (did you mean BEANGATE_BACKEND?)\n"},
+		{"BadValue", map[string]string{"BEANGATE_PORT": "big"},
+			"beangate: BEANGATE_PORT: cannot parse value as 'int': strconv.ParseInt: invalid syntax\n"},
+		// Past the environment: the -z 0 below is what stops it.
+		{"OthersIgnored", map[string]string{"BEANGATE_CTL_ADDR": "h:1", "BEANGATE_TEST_IMAGE": "beangate:dev"},
+			"beangate: max_job_size 0: must be at least 1\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			exit, _, stderr := runArgs(t, "-z", "0") // never serves
+			require.Equal(t, exitUsage, exit, stderr)
+			require.Equal(t, tt.wantErr, stderr)
 		})
 	}
 }

@@ -36,6 +36,9 @@ func storeOpener(cfg configs.Config, log *slog.Logger) (open func(context.Contex
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "memory":
+		if err := memoryURL(u); err != nil {
+			return nil, false, backend.BadOptions(err)
+		}
 		return func(context.Context) (backend.Backend, error) {
 			return memory.Open(memory.Options{Binlog: binlogOptions(cfg, log)})
 		}, false, nil
@@ -83,4 +86,20 @@ func redactedURL(raw string) string {
 		return raw // Redacted would also turn "memory://" into "memory:"
 	}
 	return u.Redacted()
+}
+
+// memoryURL refuses anything after memory:// (a host, path, parameters): the in-memory store
+// takes its settings from the binlog flags, and a URL part it would ignore is a mistake.
+func memoryURL(u *url.URL) error {
+	for _, part := range []struct{ name, value string }{
+		{"host", u.Host}, {"path", u.Path + u.Opaque}, {"parameters", u.RawQuery}, {"fragment", u.Fragment},
+	} {
+		if part.value != "" {
+			return fmt.Errorf("backend: memory:// takes no %s (got %q); its settings are the binlog flags (-b, -f, -F, -s)", part.name, part.value)
+		}
+	}
+	if u.User != nil {
+		return errors.New("backend: memory:// takes no user or password")
+	}
+	return nil
 }

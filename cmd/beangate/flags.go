@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/beangate/beangate/cmd/beangate/ctl"
 	"github.com/beangate/beangate/configs"
 )
 
@@ -48,10 +50,32 @@ Commands (before any option):
   beangate migrate --from SRC --to DST [--follow] [--dry-run] [--tubes GLOB]
                                                  move every job off a beanstalkd, exactly once
                                                  (beangate migrate --help for details)
-  beangate ctl COMMAND [ARGS]                    inspect and manage any beanstalk server: stats,
-                                                 tubes, top, peek, put, kick, delete, pause, flush,
-                                                 move, list (beangate ctl --help for details)
+  beangate ctl COMMAND [ARGS]                    %s
   beangate healthcheck [--live] [OPTIONS]        exit 0 if the ops listener's /readyz (--live:
                                                  /healthz) answers 200: a container's health check
-`, protocolVersion, fs.FlagUsages())
+`, protocolVersion, fs.FlagUsages(), ctlSummary())
+}
+
+// ctlSummary describes `beangate ctl` with ctl's own list of commands, wrapped to the usage's
+// right-hand column.
+func ctlSummary() string {
+	const indent, width = 49, 97
+	words := strings.Fields("inspect and manage any beanstalk server: " + strings.Join(ctl.CommandNames(), ", ") +
+		" (beangate ctl --help for details)")
+	var b strings.Builder
+	col := indent
+	for i, w := range words {
+		switch {
+		case i == 0:
+		case col+1+len(w) > width:
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += len(w)
+	}
+	return b.String()
 }

@@ -25,6 +25,16 @@ func listen(cfg configs.Config) (net.Listener, error) {
 	return net.Listen("tcp", net.JoinHostPort(cfg.Listen, strconv.Itoa(cfg.Port)))
 }
 
+// listenAddr is where the server listens, in the words of cfg.Listen: a host as given (Go
+// reports 0.0.0.0 as [::], the dual-stack socket it binds) with the port bound (-p 0 picks one).
+func listenAddr(cfg configs.Config, bound net.Addr) string {
+	tcp, ok := bound.(*net.TCPAddr)
+	if !ok {
+		return bound.String()
+	}
+	return net.JoinHostPort(cfg.Listen, strconv.Itoa(tcp.Port))
+}
+
 // removeStaleSocket deletes a socket file an earlier run left behind, as beanstalkd does. Unlike
 // beanstalkd it refuses when the path is not a socket (a typo must not delete a file) or when a
 // server still answers on it (a second instance must not steal the first one's socket).

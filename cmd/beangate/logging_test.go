@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -50,4 +52,31 @@ func TestNewLoggerJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out.Bytes(), &line))
 	require.Equal(t, "listening", line["msg"])
 	require.Equal(t, "127.0.0.1:11300", line["addr"])
+}
+
+// A multi-line error or string reads on one line in the text log, not with \n and \t escapes;
+// the JSON log keeps it as it is.
+func TestTextLogPutsLinesOnOne(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, format string
+		value        any
+		want         string
+	}{
+		{"Error", "text", errors.New("failed to connect to `user=u database=d`:\n\tA: tls error\n\tA: server error"),
+			"err=\"failed to connect to `user=u database=d`: A: tls error; A: server error\"\n"},
+		{"String", "text", "first\r\nsecond\n", "err=\"first; second\"\n"},
+		{"OneLineUntouched", "text", errors.New("a: b"), "err=\"a: b\"\n"},
+		{"JSONKeepsLines", "json", errors.New("a:\n\tb"), `"err":"a:\n\tb"}` + "\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := configs.Defaults()
+			cfg.Log.Format = tt.format
+			var out bytes.Buffer
+			newLogger(cfg, &out).Error("cannot open backend", "err", tt.value)
+			require.True(t, strings.HasSuffix(out.String(), tt.want), out.String())
+			require.Equal(t, 1, strings.Count(out.String(), "\n"))
+		})
+	}
 }

@@ -155,5 +155,5 @@ func migrateFailed(p process, what string, err error) int {
 		return exitLocked
 	}
 	fmt.Fprintf(p.stderr, "beangate: migrate: %s: %v\n", what, err)
-	return exitFailure
+	return exitStatus(err)
 }

@@ -78,6 +78,19 @@ func putJobs(t *testing.T, addr, tube string, bodies ...string) []uint64 {
 	return ids
 }
 
+// A destination URL that can never work is bad configuration (exit 5), as for the server.
+func TestMigrateToABadStoreURLIsBadConfiguration(t *testing.T) {
+	t.Parallel()
+	for _, to := range []string{"redis://127.0.0.1:6379/0?prefx=a", "postgres://127.0.0.1/test?command_timeout=abc", "memory://foo"} {
+		t.Run(to, func(t *testing.T) {
+			t.Parallel()
+			exit, _, stderr := runArgs(t, "migrate", "--from", "binlog:"+t.TempDir(), "--to", to, "--progress", "none")
+			require.Equal(t, exitUsage, exit, stderr)
+			require.Contains(t, stderr, "beangate: migrate: opening ")
+		})
+	}
+}
+
 // --dry-run with --to checks the destination and moves nothing: it is reached, its settings
 // judged (Redis persistence and eviction, the PostgreSQL schema), and the source's ids it holds
 // already are named. Each destination first takes two jobs of another beanstalkd, whose ids

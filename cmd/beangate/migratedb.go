@@ -8,8 +8,9 @@ import (
 )
 
 const migrateDBUsage = `Usage: beangate migrate-db --backend postgres://USER@HOST:PORT/DB[?schema=NAME]
-Applies the PostgreSQL store's schema migrations, logging each, and exits. The --backend
-setting may also come from BEANGATE_BACKEND or a -c config file, as for the server.
+Applies the PostgreSQL store's schema migrations, logging each, and exits. It reads the
+server's flags, environment and file: --backend may also come from BEANGATE_BACKEND or the
+YAML file given with --config (or BEANGATE_CONFIG).
 `
 
 // migrateDB is `beangate migrate-db --backend postgres://…`: it applies the Postgres schema
@@ -20,6 +21,7 @@ func migrateDB(ctx context.Context, p process, args []string) int {
 		fmt.Fprint(p.stdout, migrateDBUsage)
 		return exitOK
 	}
+	p.help = "beangate migrate-db --help"
 	cfg, log, exit, stop := p.configure(args)
 	if stop {
 		return exit
@@ -31,8 +33,8 @@ func migrateDB(ctx context.Context, p process, args []string) int {
 	}
 	opts.Logger = log // each migration applied is logged
 	if err := beanpg.MigrateOptions(ctx, opts); err != nil {
-		log.Error("migrate-db failed", "backend", redactedURL(cfg.Backend), "err", err)
-		return exitFailure
+		log.Error("migrate-db failed", "backend", redactedURL(cfg.Backend), "err", redactedError(err, cfg.Backend))
+		return exitStatus(err)
 	}
 	log.Info("schema up to date", "backend", redactedURL(cfg.Backend))
 	return exitOK

@@ -40,3 +40,18 @@ func TestSubcommandHelp(t *testing.T) {
 		})
 	}
 }
+
+// migrate-db reads the server's flags: its help names --config (-c is beanstalkd's removed
+// flag there), and a usage error points to its own help.
+func TestMigrateDBHelpAndUsage(t *testing.T) {
+	t.Parallel()
+	exit, stdout, _ := runArgs(t, "migrate-db", "--help")
+	require.Equal(t, exitOK, exit)
+	require.Contains(t, stdout, "YAML file given with --config (or BEANGATE_CONFIG)")
+	require.NotContains(t, stdout, "-c config")
+	for _, args := range [][]string{{"migrate-db", "--nope"}, {"migrate-db", "-c", "/etc/beangate.yaml"}} {
+		exit, _, stderr := runArgs(t, args...)
+		require.Equal(t, exitUsage, exit)
+		require.Regexp(t, `^beangate: [^\n]+\nTry 'beangate migrate-db --help' for more information.\n$`, stderr)
+	}
+}

@@ -25,6 +25,8 @@ type process struct {
 	commands     map[string]command
 	// pid1Cmdline, when set, stands for /proc/1/cmdline split at its NULs (healthcheck).
 	pid1Cmdline func() []string
+	// help is the command a usage error points to; empty: "beangate --help".
+	help string
 }
 
 func (p process) run(ctx context.Context, args []string) int {

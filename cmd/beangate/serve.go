@@ -81,7 +81,7 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	sigs.serving(srv)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "backend", redactedURL(cfg.Backend), "version", versionLine(),
+	log.Info("listening", "addr", listenAddr(cfg, ln.Addr()), "backend", redactedURL(cfg.Backend), "version", versionLine(),
 		"tls", cfg.TLSEnabled(), "auth", cfg.Auth.TokenFile != "")
 	if p.listening != nil {
 		p.listening(ln.Addr())

@@ -118,6 +118,31 @@ func TestServesTheProtocolOnAFreePort(t *testing.T) {
 	require.Contains(t, s.stderr.String(), "-n flag was removed; ignored")
 }
 
+// The listening line names the address as -l gave it, with the port bound.
+func TestLogsTheListenAddressAsGiven(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ listen, want string }{
+		{"0.0.0.0", "addr=0.0.0.0:"},
+		{"127.0.0.1", "addr=127.0.0.1:"},
+		{"localhost", "addr=localhost:"},
+		{"::1", "addr=[::1]:"},
+	} {
+		t.Run(tt.listen, func(t *testing.T) {
+			t.Parallel()
+			if tt.listen == "::1" {
+				if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {
+					t.Skip("no IPv6 loopback here")
+				} else {
+					_ = ln.Close()
+				}
+			}
+			s := startServer(t, "-l", tt.listen, "-p", "0")
+			port := s.addr.(*net.TCPAddr).Port
+			require.Contains(t, s.stderr.String(), tt.want+strconv.Itoa(port)+" ")
+		})
+	}
+}
+
 func TestVerboseLogsCommands(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, "-p", "0", "-V")

@@ -19,7 +19,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/beangate/beangate/backend"
-	"github.com/beangate/beangate/backend/memory/binlog"
 	"github.com/beangate/beangate/configs"
 )
 
@@ -45,10 +44,7 @@ type storeOpening struct {
 func openStore(ctx context.Context, cfg configs.Config, stops <-chan os.Signal, log *slog.Logger) storeOpening {
 	failed := func(err error) storeOpening {
 		log.Error("cannot open backend", "backend", redactedURL(cfg.Backend), "err", redactedError(err, cfg.Backend))
-		if errors.Is(err, binlog.ErrLocked) {
-			return storeOpening{exit: exitLocked}
-		}
-		return storeOpening{exit: exitFailure}
+		return storeOpening{exit: exitStatus(err)}
 	}
 	open, shared, err := storeOpener(cfg, log)
 	if err != nil {

@@ -67,6 +67,9 @@ func (a *apiClient) do(ctx context.Context, method, path string, in, out any) er
 		return err
 	}
 	defer res.Body.Close()
+	if res.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("%s %s: %w", method, path, errAPIUnauthorized)
+	}
 	if res.StatusCode != http.StatusOK {
 		var e struct{ Error string }
 		_ = json.NewDecoder(res.Body).Decode(&e)

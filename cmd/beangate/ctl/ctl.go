@@ -61,13 +61,12 @@ back to the protocol and say what it cannot do.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(statsCmd(o), tubesCmd(o), topCmd(o), peekCmd(o), putCmd(o), kickCmd(o),
-		deleteCmd(o), pauseCmd(o), flushCmd(o), moveCmd(o), listCmd(o), policyCmd(o), hashPasswordCmd(o))
+	root.AddCommand(commands(o)...)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "beangate ctl:", err)
+	fmt.Fprintln(stderr, "beangate ctl:", o.withHint(err))
 	var u usageError
 	if errors.As(err, &u) || isCobraUsage(err) {
 		return 2

@@ -31,6 +31,8 @@ const (
 // OnWait sets what is told of the mover's waits.
 func (s *beanstalkSource) OnWait(f func(string)) { s.onWait = f }
 
+func (s *beanstalkSource) Deletes() bool { return true }
+
 func (s *beanstalkSource) say(what string) {
 	if s.onWait != nil {
 		s.onWait(what)

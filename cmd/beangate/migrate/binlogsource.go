@@ -93,6 +93,8 @@ func (s *binlogSource) importJob(j *binlog.Job, now time.Time) backend.ImportJob
 
 func (s *binlogSource) Done(context.Context, []backend.ImportJob) (int, error) { return 0, nil }
 
+func (s *binlogSource) Deletes() bool { return false }
+
 // Pauses: a binlog does not record pauses.
 func (s *binlogSource) Pauses(context.Context) (map[string]time.Duration, error) { return nil, nil }
 

@@ -26,7 +26,8 @@ type Report struct {
 	Source, Destination string
 	Moved               uint64 // imported now
 	IDsKept, IDsChanged uint64
-	AlreadyImported     uint64 // found imported by an earlier run (and deleted at the source now)
+	AlreadyImported     uint64 // found imported by an earlier run (and deleted at the source now, if it Deletes)
+	SourceDeletes       bool   // the source's Deletes
 	NotDeleted          uint64 // imported, but gone from the source before its delete
 	Paused              []string
 	Notes               []string
@@ -52,7 +53,7 @@ func Run(ctx context.Context, src Source, dst Destination, opts Options) (*Repor
 		log = slog.New(slog.DiscardHandler)
 	}
 	start := time.Now()
-	rep := &Report{Source: src.Name(), SourceVersion: src.Version()}
+	rep := &Report{Source: src.Name(), SourceVersion: src.Version(), SourceDeletes: src.Deletes()}
 	if opts.Progress != nil {
 		src.OnWait(opts.Progress.Waiting)
 		// Also on a failure: the lines' ticker stops with it.

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"maps"
@@ -99,6 +100,9 @@ func TestOfflineFromBeanstalkdBinlogIntoEachStore(t *testing.T) {
 				} else {
 					require.Zero(t, rep.Moved)
 					require.Equal(t, uint64(len(want)), rep.AlreadyImported)
+					var out bytes.Buffer
+					rep.Print(&out)
+					require.Contains(t, out.String(), "already imported by an earlier run (the source is left as it was)")
 				}
 			}
 			b := st.open(t)

@@ -40,13 +40,13 @@ func Total(plans []TubePlan) int64 {
 
 // Print writes the final report.
 func (r *Report) Print(w io.Writer) {
-	rate := 0.0
-	if r.Elapsed > 0 {
-		rate = float64(r.Moved) / r.Elapsed.Seconds()
-	}
-	fmt.Fprintf(w, "migrated from %s to %s in %s (%.0f jobs/s)\n", r.Source, r.Destination, r.Elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(w, "migrated from %s to %s in %s (%s)\n", r.Source, r.Destination, r.Elapsed.Round(time.Millisecond), rate(r.Moved, r.Elapsed))
 	fmt.Fprintf(w, "  moved:            %d (ids kept: %d, ids changed: %d)\n", r.Moved, r.IDsKept, r.IDsChanged)
-	fmt.Fprintf(w, "  skipped:          %d already imported by an earlier run (deleted at the source now)\n", r.AlreadyImported)
+	skipped := "deleted at the source now"
+	if !r.SourceDeletes {
+		skipped = "the source is left as it was"
+	}
+	fmt.Fprintf(w, "  skipped:          %d already imported by an earlier run (%s)\n", r.AlreadyImported, skipped)
 	if r.NotDeleted > 0 {
 		fmt.Fprintf(w, "  not deleted:      %d imported, but gone from the source before their delete (taken by another client after their reservation ran out: check them)\n", r.NotDeleted)
 	}
@@ -59,6 +59,24 @@ func (r *Report) Print(w io.Writer) {
 	}
 	_, why := Compat(r.SourceVersion)
 	fmt.Fprintf(w, "  compat:           %s\n", why)
+}
+
+// rate is how fast jobs moved, with the digits a slow run (an online one waits for its
+// clients) needs: per second down to 1/s, below it per minute.
+func rate(moved uint64, elapsed time.Duration) string {
+	perSec := 0.0
+	if elapsed > 0 {
+		perSec = float64(moved) / elapsed.Seconds()
+	}
+	switch {
+	case moved == 0:
+		return "no jobs moved"
+	case perSec >= 100:
+		return fmt.Sprintf("%.0f jobs/s", perSec)
+	case perSec >= 1:
+		return fmt.Sprintf("%.1f jobs/s", perSec)
+	}
+	return fmt.Sprintf("%.2g jobs/min", perSec*60)
 }
 
 // printLeft names the jobs still at the source, and why each is there.

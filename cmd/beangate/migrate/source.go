@@ -25,6 +25,9 @@ type Source interface {
 	// Done is told the destination has committed jobs (as Next returned them); an online source
 	// deletes them. It reports the jobs it could not delete.
 	Done(ctx context.Context, jobs []backend.ImportJob) (lost int, err error)
+	// Deletes reports whether Done deletes at the source (a running server) or the source is
+	// left as it was (a binlog directory).
+	Deletes() bool
 	// Pauses are the source's paused tubes and their remaining pause.
 	Pauses(ctx context.Context) (map[string]time.Duration, error)
 	// Notes are what the source could not move and why, for the report.
