@@ -95,6 +95,22 @@ func (l *Log) summarise() {
 	l.log.Log(context.Background(), l.opts.Level, fmt.Sprintf("%d %s in the last %s", n, l.opts.Counted, l.opts.Period), args...)
 }
 
+// StoreLogs are the failure logs of a store's own work, as warnings: the sessions it fails to
+// end (one per client that leaves while the store is down), and its background work
+// (heartbeats, reapers, reconnects), which runs every second or two whatever the load, so that
+// a summary a second would be a line a run: it gets one a minute.
+type StoreLogs struct {
+	SessionEnds, Background *Log
+}
+
+// NewStoreLogs returns the failure logs of the store named store ("Redis").
+func NewStoreLogs(log *slog.Logger, store string) StoreLogs {
+	return StoreLogs{
+		SessionEnds: New(log, Options{Level: slog.LevelWarn, Counted: "session ends failed"}),
+		Background:  New(log, Options{Level: slog.LevelWarn, Counted: "background calls to " + store + " failed", Period: time.Minute}),
+	}
+}
+
 // wallClock times summaries with the runtime's timers: a log line needs no better than a
 // millisecond (backend.SystemClock sleeps in the kernel to be punctual).
 type wallClock struct{}

@@ -1,20 +1,39 @@
 package failurelog
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/beangate/beangate/gateway/gatewaytest"
 	"github.com/beangate/beangate/internal/clocktest"
 )
 
-// lines returns the log's lines, without their time.
-func lines(buf *gatewaytest.SyncBuffer) []string {
+// syncBuffer is a log written by the timers' goroutines and read by the test's.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lines returns the log's lines.
+func lines(buf *syncBuffer) []string {
 	var out []string
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		if l != "" {
@@ -28,7 +47,7 @@ func lines(buf *gatewaytest.SyncBuffer) []string {
 // the latest error; a period without failure ends the run, and the next failure is a first
 // line again. Timed by a fake clock: periods pass only when the test says so.
 func TestFirstFailureThenOneSummaryAPeriod(t *testing.T) {
-	var buf gatewaytest.SyncBuffer
+	var buf syncBuffer
 	clock := clocktest.NewFake(time.Unix(1_000_000, 0))
 	l := New(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -85,7 +104,7 @@ func TestFirstFailureThenOneSummaryAPeriod(t *testing.T) {
 
 // Many goroutines failing at once still make one first line and one summary.
 func TestConcurrentFailuresMakeOneLine(t *testing.T) {
-	var buf gatewaytest.SyncBuffer
+	var buf syncBuffer
 	clock := clocktest.NewFake(time.Unix(1_000_000, 0))
 	l := New(slog.New(slog.NewTextHandler(&buf, nil)), Options{Level: slog.LevelWarn, Counted: "heartbeats failed", Period: time.Minute, Clock: clock})
 	done := make(chan struct{})
