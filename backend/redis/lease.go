@@ -27,7 +27,7 @@ func (b *Backend) restoreLoop() {
 	b.every(b.opts.LeaseTTL/3, b.restoreNow, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
 		if err := b.restore(ctx); err != nil {
-			b.opts.Logger.Warn("redis: restoring the default tube and the job id floor failed", "err", err)
+			b.failures.Background.Failed("redis: restoring the default tube and the job id floor failed", err)
 		}
 		cancel()
 	})
@@ -68,7 +68,7 @@ func (b *Backend) renewLeases(ctx context.Context) {
 		pipe.Del(ctx, b.base+":suspect:"+p)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		b.opts.Logger.Warn("redis: heartbeat failed", "err", err)
+		b.failures.Background.Failed("redis: heartbeat failed", err)
 	}
 }
 
@@ -89,7 +89,7 @@ func (b *Backend) suspicionTTL() time.Duration { return 2 * b.opts.LeaseTTL }
 func (b *Backend) reapLoop() {
 	b.every(b.opts.LeaseTTL/2, nil, func() {
 		if err := b.Reap(context.Background()); err != nil {
-			b.opts.Logger.Warn("redis: reaping dead gateways failed", "err", err)
+			b.failures.Background.Failed("redis: reaping dead gateways failed", err)
 		}
 	})
 }
