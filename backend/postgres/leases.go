@@ -217,7 +217,7 @@ func (b *Backend) retryEndSessions(ctx context.Context) error {
 		return err
 	}
 	b.leases.removeUnended(pending)
-	b.opts.Logger.Info("postgres: ended sessions on retry", "sessions", pending)
+	b.opts.Logger.Info("postgres: ended sessions on retry", "sessions", len(pending))
 	return nil
 }
 
