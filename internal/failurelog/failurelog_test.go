@@ -1,39 +1,21 @@
-package failurelog
+package failurelog_test
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/beangate/beangate/gateway/gatewaytest"
 	"github.com/beangate/beangate/internal/clocktest"
+	"github.com/beangate/beangate/internal/failurelog"
 )
 
-// syncBuffer is a log written by the timers' goroutines and read by the test's.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // lines returns the log's lines.
-func lines(buf *syncBuffer) []string {
+func lines(buf *gatewaytest.SyncBuffer) []string {
 	var out []string
 	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		if l != "" {
@@ -47,16 +29,16 @@ func lines(buf *syncBuffer) []string {
 // the latest error; a period without failure ends the run, and the next failure is a first
 // line again. Timed by a fake clock: periods pass only when the test says so.
 func TestFirstFailureThenOneSummaryAPeriod(t *testing.T) {
-	var buf syncBuffer
+	var buf gatewaytest.SyncBuffer
 	clock := clocktest.NewFake(time.Unix(1_000_000, 0))
-	l := New(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+	l := failurelog.New(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
 				return slog.Attr{}
 			}
 			return a
 		},
-	})), Options{Level: slog.LevelError, Counted: "store calls failed", Clock: clock})
+	})), failurelog.Options{Level: slog.LevelError, Counted: "store calls failed", Clock: clock})
 	waitLines := func(n int) {
 		t.Helper()
 		require.Eventually(t, func() bool { return len(lines(&buf)) == n }, 2*time.Second, time.Millisecond, "want %d lines:\n%s", n, buf.String())
@@ -104,9 +86,9 @@ func TestFirstFailureThenOneSummaryAPeriod(t *testing.T) {
 
 // Many goroutines failing at once still make one first line and one summary.
 func TestConcurrentFailuresMakeOneLine(t *testing.T) {
-	var buf syncBuffer
+	var buf gatewaytest.SyncBuffer
 	clock := clocktest.NewFake(time.Unix(1_000_000, 0))
-	l := New(slog.New(slog.NewTextHandler(&buf, nil)), Options{Level: slog.LevelWarn, Counted: "heartbeats failed", Period: time.Minute, Clock: clock})
+	l := failurelog.New(slog.New(slog.NewTextHandler(&buf, nil)), failurelog.Options{Level: slog.LevelWarn, Counted: "heartbeats failed", Period: time.Minute, Clock: clock})
 	done := make(chan struct{})
 	for range 8 {
 		go func() {
