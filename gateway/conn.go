@@ -181,7 +181,7 @@ func (c *conn) finish() {
 	ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.BackendTimeout)
 	defer cancel()
 	if err := c.srv.cfg.Backend.EndSession(ctx, c.sid); err != nil {
-		c.srv.log.Error("ending session failed; its reservations return when the backend ends it, at the latest at their TTR", "session", c.sid, "err", err)
+		c.srv.failures.Failed("ending session failed; its reservations return when the backend ends it, at the latest at their TTR", err, "session", c.sid)
 	}
 }
 
@@ -274,7 +274,7 @@ func (c *conn) beginSessionBounded() error {
 
 //go:noinline
 func (c *conn) logSessionError(err error) {
-	c.srv.log.Error("beginning session failed", "session", c.sid, "err", err)
+	c.srv.failures.Failed("beginning session failed", err, "session", c.sid)
 }
 
 func noCancel() {}
@@ -295,11 +295,12 @@ func (c *conn) reply(b []byte) {
 	c.res = resultOf(b)
 }
 
-// replyError answers a backend error; infrastructure failures are logged.
+// replyError answers a backend error; infrastructure failures are logged (the first of a run,
+// then a summary a second).
 func (c *conn) replyError(op string, err error) {
 	msg, internal := replyForError(err)
 	if internal {
-		c.srv.log.Error("backend failed", "op", op, "session", c.sid, "err", err)
+		c.srv.failures.Failed("backend failed", err, "op", op, "session", c.sid)
 	}
 	c.reply(msg)
 }

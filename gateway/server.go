@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/internal/failurelog"
 )
 
 // DefaultMaxJobSize is beanstalkd's default -z.
@@ -71,6 +72,9 @@ type Server struct {
 	v112     bool // Compat "1.12"
 	log      *slog.Logger
 	sessions *backend.SessionIDs
+	// failures logs the store's failures without a line per call: while the store is down,
+	// every command fails.
+	failures *failurelog.Log
 	stats    *serverStats
 	started  time.Time
 	host     host
@@ -124,6 +128,7 @@ func NewServer(cfg Config) *Server {
 		pending:   map[net.Conn]struct{}{},
 		obs:       cfg.Observer,
 	}
+	s.failures = failurelog.New(log, failurelog.Options{Level: slog.LevelError, Counted: "store calls failed"})
 	cfg.Backend.ObserveLostReservations(s.closeSessions)
 	return s
 }

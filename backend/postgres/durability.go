@@ -193,7 +193,7 @@ func (b *Backend) durablePoints() {
 			if err == nil {
 				b.undurable.durable(k)
 			} else if !isOutage(err) && !errors.Is(err, backend.ErrUnreachable) && !errors.Is(err, errClosed) {
-				b.opts.Logger.Warn("postgres: a durable point failed", "err", err)
+				b.failures.Background.Failed("postgres: a durable point failed", err)
 			}
 		}
 	}

@@ -178,7 +178,7 @@ func (b *Backend) heartbeat() {
 			return
 		}
 		if err := b.reapDeadProcesses(ctx); err != nil {
-			b.opts.Logger.Warn("postgres: ending sessions of dead gateways failed", "err", err)
+			b.failures.Background.Failed("postgres: ending sessions of dead gateways failed", err)
 		}
 		// The timeout counts appended since the last beat go into the counters row, so that
 		// stats sums a handful of rows (005_lock_free_timeouts). Holding no job row, it cannot
@@ -187,7 +187,7 @@ func (b *Backend) heartbeat() {
 			_, err := b.pool.Exec(ctx, b.st.get("fold_timeouts"))
 			return err
 		}); err != nil {
-			b.opts.Logger.Warn("postgres: folding the timeout counts failed", "err", err)
+			b.failures.Background.Failed("postgres: folding the timeout counts failed", err)
 		}
 	})
 }
@@ -217,7 +217,7 @@ func (b *Backend) retryEndSessions(ctx context.Context) error {
 		return err
 	}
 	b.leases.removeUnended(pending)
-	b.opts.Logger.Info("postgres: ended sessions on retry", "sessions", pending)
+	b.opts.Logger.Info("postgres: ended sessions on retry", "sessions", len(pending))
 	return nil
 }
 

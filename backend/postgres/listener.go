@@ -38,7 +38,7 @@ func (b *Backend) listen(ready chan struct{}) {
 		if ctx.Err() != nil {
 			return
 		}
-		b.opts.Logger.Warn("postgres: listener connection lost; reconnecting", "err", err, "backoff", backoff)
+		b.failures.Background.Failed("postgres: listener connection lost; reconnecting", err, "backoff", backoff)
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
@@ -92,7 +92,7 @@ func (b *Backend) onNotification(payload string) {
 	if rest == "P" { // the policies changed (policy_apply.sql)
 		ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
 		if err := b.loadPolicies(ctx); err != nil {
-			b.opts.Logger.Warn("postgres: reloading the policies failed", "err", err)
+			b.failures.Background.Failed("postgres: reloading the policies failed", err)
 		}
 		cancel()
 		b.tickAt(time.Time{})

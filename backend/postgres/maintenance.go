@@ -19,7 +19,7 @@ func (b *Backend) vacuumLoop() {
 	defer b.wg.Done()
 	b.every(b.opts.VacuumInterval, func() {
 		if err := b.vacuum(context.Background()); err != nil {
-			b.opts.Logger.Warn("postgres: vacuum failed", "err", err)
+			b.failures.Background.Failed("postgres: vacuum failed", err)
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/internal/batch"
+	"github.com/beangate/beangate/internal/failurelog"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -51,7 +52,8 @@ type Backend struct {
 	// listenKick makes the listener drop its connection then.
 	reach      *backend.Reachability
 	listenKick chan struct{}
-	dialer     dialer // the connections of a pool New opened
+	failures   failurelog.StoreLogs // session ends and the background work that fail
+	dialer     dialer               // the connections of a pool New opened
 
 	pol policyState // policies.go
 
@@ -91,6 +93,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		b.clock = backend.SystemClock{}
 	}
 	b.listenKick = make(chan struct{}, 1)
+	b.failures = failurelog.NewStoreLogs(opts.Logger, "PostgreSQL")
 	b.reach = backend.NewReachability(b.probe, min(opts.CommandTimeout, maxProbeTimeout), b.dropConnections, opts.Logger)
 	b.pool = opts.Pool
 	if b.pool == nil {

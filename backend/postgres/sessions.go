@@ -35,7 +35,7 @@ func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
 	b.empty.holdsNone(string(s)) // it reserves nothing more, whatever the outcome
 	err := b.endSessions(ctx, []string{string(s)})
 	if err != nil && !errors.Is(err, errClosed) && b.leases.addUnended(string(s)) {
-		b.opts.Logger.Warn("postgres: ending a session failed; retrying on every heartbeat", "session", s, "err", err)
+		b.failures.SessionEnds.Failed("postgres: ending a session failed; retrying on every heartbeat", err, "session", s)
 	}
 	return err
 }

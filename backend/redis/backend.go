@@ -57,6 +57,7 @@ import (
 
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/internal/batch"
+	"github.com/beangate/beangate/internal/failurelog"
 )
 
 var _ backend.Backend = (*Backend)(nil)
@@ -76,6 +77,7 @@ type Backend struct {
 	waiters    *waiters
 	pubsub     *goredis.PubSub
 	reach      *backend.Reachability // fails calls at once while Redis is known unreachable (outage.go)
+	failures   failurelog.StoreLogs  // session ends and the background loops (lease.go) that fail
 
 	floor       atomic.Uint64 // the highest job id this process has handed out (idfloor.go)
 	reconnected chan struct{} // the subscription was made again: Redis may have lost data
@@ -149,6 +151,7 @@ func (b *Backend) start(ctx context.Context) error {
 	if err := b.sc.load(cctx, b.client, b.keys[0]); err != nil {
 		return opErr("load functions", err)
 	}
+	b.failures = failurelog.NewStoreLogs(b.opts.Logger, "Redis")
 	b.reach = backend.NewReachability(b.ping, min(b.opts.CommandTimeout, maxProbeTimeout), nil, b.opts.Logger)
 	b.batch = newBatcher(b)
 	if err := b.restore(cctx); err != nil {

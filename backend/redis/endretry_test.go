@@ -53,7 +53,7 @@ func TestFailedSessionEndIsRetried(t *testing.T) {
 			require.False(t, admin.SIsMember(ctx, "{retry}:p:"+s.Process(), string(s)).Val(), "the session is still registered")
 			require.Zero(t, admin.Exists(ctx, "{retry}:s:"+string(s)).Val(), "the session's keys are left")
 			require.Equal(t, 1, strings.Count(logs.String(), "ending a session failed"), "logs: %s", logs.String())
-			require.Equal(t, 1, strings.Count(logs.String(), "ended a session on retry"), "logs: %s", logs.String())
+			require.Equal(t, 1, strings.Count(logs.String(), "ended sessions on retry; their reservations are ready again\" sessions=1"), "logs: %s", logs.String())
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,7 +28,7 @@ func (b *Backend) restoreLoop() {
 	b.every(b.opts.LeaseTTL/3, b.restoreNow, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
 		if err := b.restore(ctx); err != nil {
-			b.opts.Logger.Warn("redis: restoring the default tube and the job id floor failed", "err", err)
+			b.failures.Background.Failed("redis: restoring the default tube and the job id floor failed", err)
 		}
 		cancel()
 	})
@@ -68,7 +69,7 @@ func (b *Backend) renewLeases(ctx context.Context) {
 		pipe.Del(ctx, b.base+":suspect:"+p)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		b.opts.Logger.Warn("redis: heartbeat failed", "err", err)
+		b.failures.Background.Failed("redis: heartbeat failed", err)
 	}
 }
 
@@ -89,7 +90,7 @@ func (b *Backend) suspicionTTL() time.Duration { return 2 * b.opts.LeaseTTL }
 func (b *Backend) reapLoop() {
 	b.every(b.opts.LeaseTTL/2, nil, func() {
 		if err := b.Reap(context.Background()); err != nil {
-			b.opts.Logger.Warn("redis: reaping dead gateways failed", "err", err)
+			b.failures.Background.Failed("redis: reaping dead gateways failed", err)
 		}
 	})
 }
@@ -126,6 +127,7 @@ func (b *Backend) retryEnds() {
 	ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
+	var ended atomic.Int64
 	for _, s := range ss {
 		wg.Go(func() {
 			if _, err := b.call(ctx, opSessionEnd, string(s), s.Process()); err != nil {
@@ -134,8 +136,11 @@ func (b *Backend) retryEnds() {
 			b.unendedMu.Lock()
 			delete(b.unended, s)
 			b.unendedMu.Unlock()
-			b.opts.Logger.Info("redis: ended a session on retry; its reservations are ready again", "session", s)
+			ended.Add(1)
 		})
 	}
 	wg.Wait()
+	if n := ended.Load(); n > 0 { // one line for all: an outage may leave many
+		b.opts.Logger.Info("redis: ended sessions on retry; their reservations are ready again", "sessions", n)
+	}
 }

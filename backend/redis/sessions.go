@@ -38,7 +38,7 @@ func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
 		b.unendedMu.Lock()
 		b.unended[s] = struct{}{}
 		b.unendedMu.Unlock()
-		b.opts.Logger.Warn("redis: ending a session failed; retrying until Redis answers", "session", s, "err", err)
+		b.failures.SessionEnds.Failed("redis: ending a session failed; retrying until Redis answers", err, "session", s)
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,7 +13,8 @@ import (
 
 // Readiness decides /readyz: not ready until the store is open, while draining (SIGUSR1),
 // once shutting down (SIGTERM), and while the store has been unreachable for longer than
-// storeDownAfter. Transitions are logged.
+// storeDownAfter. Transitions are logged; the store's own outage and recovery are the store's
+// lines (backend.Reachability), not repeated here.
 type Readiness struct {
 	storeDownAfter time.Duration
 	log            *slog.Logger
@@ -23,13 +25,13 @@ type Readiness struct {
 	draining       bool
 	stopping       bool
 	storeDownSince time.Time // zero while the store answers
-	lastReason     string
+	lastLogged     string    // the reason last logged, without a downtime (see reasonKind)
 }
 
 // NewReadiness starts not ready ("starting").
 func NewReadiness(storeDownAfter time.Duration, log *slog.Logger) *Readiness {
 	r := &Readiness{storeDownAfter: storeDownAfter, log: log, now: time.Now}
-	r.lastReason = r.reasonLocked()
+	r.lastLogged = reasonKind(r.reasonLocked())
 	return r
 }
 
@@ -38,9 +40,9 @@ func (r *Readiness) Check() (ready bool, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	reason = r.reasonLocked()
-	if reason != r.lastReason {
+	if kind := reasonKind(reason); kind != r.lastLogged {
 		r.log.Info("readiness changed", "ready", reason == reasonReady, "reason", reason)
-		r.lastReason = reason
+		r.lastLogged = kind
 	}
 	return reason == reasonReady, reason
 }
@@ -51,7 +53,19 @@ func (r *Readiness) Ready() bool {
 	return ok
 }
 
-const reasonReady = "ready"
+const (
+	reasonReady     = "ready"
+	reasonStoreDown = "store unreachable" // followed by for how long
+)
+
+// reasonKind is reason without the store's downtime, which grows every second and is no
+// transition to log.
+func reasonKind(reason string) string {
+	if strings.HasPrefix(reason, reasonStoreDown) {
+		return reasonStoreDown
+	}
+	return reason
+}
 
 func (r *Readiness) reasonLocked() string {
 	switch {
@@ -63,7 +77,7 @@ func (r *Readiness) reasonLocked() string {
 		return "draining (SIGUSR1): put answers DRAINING"
 	case !r.storeDownSince.IsZero():
 		if down := r.now().Sub(r.storeDownSince); down >= r.storeDownAfter {
-			return fmt.Sprintf("store unreachable for %s", down.Round(time.Second))
+			return fmt.Sprintf("%s for %s", reasonStoreDown, down.Round(time.Second))
 		}
 	}
 	return reasonReady
@@ -89,12 +103,10 @@ func (r *Readiness) SetStopping() { r.set(func() { r.stopping = true }) }
 func (r *Readiness) StoreAnswered(err error) {
 	r.mu.Lock()
 	switch {
-	case err == nil && !r.storeDownSince.IsZero():
+	case err == nil:
 		r.storeDownSince = time.Time{}
-		r.log.Info("store reachable again")
-	case err != nil && r.storeDownSince.IsZero():
+	case r.storeDownSince.IsZero():
 		r.storeDownSince = r.now()
-		r.log.Warn("store unreachable", "err", err)
 	}
 	r.mu.Unlock()
 	r.Check()
