@@ -22,6 +22,7 @@ type options struct {
 	user     string // console Basic Auth
 	password string
 	output   string // text or json
+	tls      ctlTLS
 	stdout   io.Writer
 	stderr   io.Writer
 	stdin    io.Reader
@@ -46,7 +47,7 @@ back to the protocol and say what it cannot do.`,
 			if o.output != "text" && o.output != "json" {
 				return usageError{fmt.Errorf("-o %q: text or json", o.output)}
 			}
-			return nil
+			return o.tls.load()
 		},
 	}
 	pf := root.PersistentFlags()
@@ -56,6 +57,7 @@ back to the protocol and say what it cannot do.`,
 	pf.StringVar(&o.user, "user", "admin", "console Basic Auth `USER`")
 	pf.StringVar(&o.password, "password", os.Getenv("BEANGATE_CTL_PASSWORD"), "console Basic Auth password (env BEANGATE_CTL_PASSWORD)")
 	pf.StringVarP(&o.output, "output", "o", "text", "output `FORMAT`: text or json")
+	o.tls.flags(pf)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
