@@ -38,7 +38,8 @@ func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Long: `beangate ctl speaks the beanstalk protocol to any server, beanstalkd included.
 With --api naming a beangate's ops listener (--http), list, flush and move use its JSON API:
 jobs are listed in order and flushed or moved in bulk, ids kept. Against beanstalkd they fall
-back to the protocol and say what it cannot do.`,
+back to the protocol and say what it cannot do. Against a TLS listener give --tls-ca FILE (or
+--tls for a certificate of the system's roots); the TLS options serve an https:// --api too.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Every usage line then reads "beangate ctl put …", which works when copied.

@@ -28,7 +28,7 @@ func (t *ctlTLS) flags(pf *pflag.FlagSet) {
 	on, err := envBool("BEANGATE_CTL_TLS")
 	t.envErr = err
 	pf.BoolVar(&t.opts.On, "tls", on, "speak TLS to the beanstalk server, checked against the system's roots (env BEANGATE_CTL_TLS)")
-	pf.StringVar(&t.opts.CA, "tls-ca", os.Getenv("BEANGATE_CTL_TLS_CA"), "check the server's certificate against the PEM CAs in `FILE` instead; implies --tls (env BEANGATE_CTL_TLS_CA)")
+	pf.StringVar(&t.opts.CA, "tls-ca", os.Getenv("BEANGATE_CTL_TLS_CA"), "check the server's certificate against the PEM CAs in `FILE`, not the system's roots; implies --tls (env BEANGATE_CTL_TLS_CA)")
 	pf.StringVar(&t.opts.Cert, "tls-cert", os.Getenv("BEANGATE_CTL_TLS_CERT"), "present the PEM client certificate in `FILE` (mutual TLS; with --tls-key); implies --tls (env BEANGATE_CTL_TLS_CERT)")
 	pf.StringVar(&t.opts.Key, "tls-key", os.Getenv("BEANGATE_CTL_TLS_KEY"), "PEM private key `FILE` of --tls-cert (env BEANGATE_CTL_TLS_KEY)")
 	pf.StringVar(&t.opts.ServerName, "tls-server-name", os.Getenv("BEANGATE_CTL_TLS_SERVER_NAME"), "the `NAME` the server's certificate must carry, when it is not --addr's host; implies --tls (env BEANGATE_CTL_TLS_SERVER_NAME)")
