@@ -32,7 +32,12 @@ committed it. Killed at any point, run it again: nothing is lost, nothing is dou
   --to DST     binlog:DIR             a directory beangate -b DIR (or beanstalkd) will serve
                redis://… postgres://… a beangate store
                beanstalk://HOST:PORT  any beanstalk server (new ids; at least once)
-  --follow     keep moving what arrives at a beanstalk:// source until stopped (SIGINT/SIGTERM)
+               beanstalks://HOST:PORT a beanstalk server over TLS, as SRC or DST; parameters:
+                 ?ca=FILE             check its certificate against these PEM CAs (default:
+                                      the system's roots)
+                 &cert=FILE&key=FILE  a client certificate and its key (mutual TLS)
+                 &server_name=NAME    the name its certificate must carry (default: HOST)
+  --follow     keep moving what arrives at a beanstalk[s]:// source until stopped (SIGINT/SIGTERM)
   --dry-run    print what would move, per tube and state, and which --compat suits the
                source; with --to, also check the destination (reachable, Redis persistence
                and eviction, PostgreSQL schema and privileges, ids already used there), move
@@ -125,10 +130,10 @@ func migrateCmd(ctx context.Context, p process, args []string) int {
 }
 
 // openMigrateDest opens --to: binlog:DIR as the memory backend on that directory (its lock
-// held), beanstalk:// as a protocol client, anything else as the backend URL of --backend.
+// held), beanstalk[s]:// as a protocol client, anything else as the backend URL of --backend.
 func openMigrateDest(ctx context.Context, to string, log *slog.Logger) (migrate.Destination, error) {
 	switch {
-	case strings.HasPrefix(to, "beanstalk://"):
+	case migrate.IsBeanstalkURL(to):
 		return migrate.OpenBeanstalkDest(ctx, to)
 	case strings.HasPrefix(to, "binlog:"):
 		dir := strings.TrimPrefix(to, "binlog:")
@@ -153,6 +158,10 @@ func migrateFailed(p process, what string, err error) int {
 	if errors.Is(err, binlog.ErrLocked) {
 		fmt.Fprintf(p.stderr, "beangate: migrate: %s: the directory is in use by a running server (beanstalkd or beangate); stop it first, or migrate from it online with --from beanstalk://HOST:PORT\n", what)
 		return exitLocked
+	}
+	if errors.Is(err, migrate.ErrBadURL) {
+		fmt.Fprintf(p.stderr, "beangate: migrate: %v\n", err)
+		return exitUsage
 	}
 	fmt.Fprintf(p.stderr, "beangate: migrate: %s: %v\n", what, err)
 	return exitStatus(err)

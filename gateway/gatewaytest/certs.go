@@ -45,8 +45,9 @@ func NewCA(t testing.TB, name string) *TestCA {
 	return &TestCA{cert: cert, key: key, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
-// Issue returns a PEM certificate and key signed by ca, for a server on 127.0.0.1 or a client,
-// and the certificate's serial number (unique in the process).
+// Issue returns a PEM certificate and key signed by ca, for a server on 127.0.0.1 (and named
+// name, for a client that checks a server name) or a client, and the certificate's serial
+// number (unique in the process).
 func (ca *TestCA) Issue(t testing.TB, name string, client bool) (certPEM, keyPEM []byte, serial *big.Int) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -55,7 +56,7 @@ func (ca *TestCA) Issue(t testing.TB, name string, client bool) (certPEM, keyPEM
 		SerialNumber: nextSerial(), Subject: pkix.Name{CommonName: name},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{name},
 	}
 	if client {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}

@@ -10,8 +10,8 @@ package beanstalk
 
 import (
 	"bufio"
-	"context"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"time"
@@ -29,19 +29,12 @@ type Conn struct {
 // bufferSize fits a pipelined batch of puts, or a long stats-job scan, in one write and read.
 const bufferSize = 64 << 10
 
-// Dial connects to a beanstalk server at addr ("host:port").
-func Dial(ctx context.Context, addr string) (*Conn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	return NewConn(nc), nil
-}
-
 // NewConn speaks the protocol over nc (a TLS connection, for example).
-func NewConn(nc net.Conn) *Conn {
-	return &Conn{nc: nc, r: bufio.NewReaderSize(nc, bufferSize), w: bufio.NewWriterSize(nc, bufferSize)}
+func NewConn(nc net.Conn) *Conn { return newConn(nc, nc) }
+
+// newConn speaks the protocol over nc, reading its replies through r.
+func newConn(nc net.Conn, r io.Reader) *Conn {
+	return &Conn{nc: nc, r: bufio.NewReaderSize(r, bufferSize), w: bufio.NewWriterSize(nc, bufferSize)}
 }
 
 // Close closes the connection; anything queued and not flushed is dropped.

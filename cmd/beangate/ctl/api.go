@@ -29,7 +29,7 @@ func (o *options) apiClient() (*apiClient, bool) {
 	if o.api == "" {
 		return nil, false
 	}
-	return &apiClient{o: o, base: strings.TrimSuffix(o.api, "/"), http: &http.Client{Timeout: 10 * time.Minute}}, true
+	return &apiClient{o: o, base: strings.TrimSuffix(o.api, "/"), http: &http.Client{Timeout: 10 * time.Minute, Transport: o.tls.httpTransport()}}, true
 }
 
 func (a *apiClient) do(ctx context.Context, method, path string, in, out any) error {
@@ -67,6 +67,9 @@ func (a *apiClient) do(ctx context.Context, method, path string, in, out any) er
 		return err
 	}
 	defer res.Body.Close()
+	if err := plainToHTTPS(res, a.base); err != nil {
+		return err
+	}
 	if res.StatusCode == http.StatusUnauthorized {
 		return fmt.Errorf("%s %s: %w", method, path, errAPIUnauthorized)
 	}

@@ -22,6 +22,7 @@ type options struct {
 	user     string // console Basic Auth
 	password string
 	output   string // text or json
+	tls      ctlTLS
 	stdout   io.Writer
 	stderr   io.Writer
 	stdin    io.Reader
@@ -37,7 +38,8 @@ func Execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		Long: `beangate ctl speaks the beanstalk protocol to any server, beanstalkd included.
 With --api naming a beangate's ops listener (--http), list, flush and move use its JSON API:
 jobs are listed in order and flushed or moved in bulk, ids kept. Against beanstalkd they fall
-back to the protocol and say what it cannot do.`,
+back to the protocol and say what it cannot do. Against a TLS listener give --tls-ca FILE (or
+--tls for a certificate of the system's roots); the TLS options serve an https:// --api too.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Every usage line then reads "beangate ctl put …", which works when copied.
@@ -46,7 +48,7 @@ back to the protocol and say what it cannot do.`,
 			if o.output != "text" && o.output != "json" {
 				return usageError{fmt.Errorf("-o %q: text or json", o.output)}
 			}
-			return nil
+			return o.tls.load()
 		},
 	}
 	pf := root.PersistentFlags()
@@ -56,6 +58,7 @@ back to the protocol and say what it cannot do.`,
 	pf.StringVar(&o.user, "user", "admin", "console Basic Auth `USER`")
 	pf.StringVar(&o.password, "password", os.Getenv("BEANGATE_CTL_PASSWORD"), "console Basic Auth password (env BEANGATE_CTL_PASSWORD)")
 	pf.StringVarP(&o.output, "output", "o", "text", "output `FORMAT`: text or json")
+	o.tls.flags(pf)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)

@@ -2,10 +2,10 @@ package ctl
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,16 +17,19 @@ import (
 // dial opens a beanstalk connection, authenticating first when a token is given (beangate's
 // --auth-token-file).
 func (o *options) dial() (*beanstalk.Conn, error) {
-	nc, err := net.DialTimeout("tcp", o.addr, 5*time.Second)
+	c, err := o.tls.dialer().Dial(context.Background(), o.addr)
 	if err != nil {
 		return nil, err
 	}
-	c := beanstalk.NewConn(nc)
 	if o.token != "" {
 		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 		if err := c.Auth(o.token); err != nil {
 			_ = c.Close()
 			var re *beanstalk.ReplyError
+			var mismatch *beanstalk.TLSMismatchError
+			if errors.As(err, &mismatch) {
+				return nil, err
+			}
 			if errors.As(err, &re) {
 				return nil, fmt.Errorf("auth refused by %s: %q", o.addr, re.Reply)
 			}

@@ -18,8 +18,8 @@ type beanstalkDest struct {
 	using string
 }
 
-func openBeanstalkDest(ctx context.Context, addr string) (*beanstalkDest, error) {
-	c, err := beanstalk.Dial(ctx, addr)
+func openBeanstalkDest(ctx context.Context, url string) (*beanstalkDest, error) {
+	c, _, err := dialBeanstalkURL(ctx, url)
 	if err != nil {
 		return nil, err
 	}

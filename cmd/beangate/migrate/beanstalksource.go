@@ -57,12 +57,16 @@ type task struct {
 // pollTubes is how often a waiting source looks for new tubes.
 const pollTubes = time.Second
 
-func openBeanstalkSource(ctx context.Context, addr string, tubes matcher, follow bool, log *slog.Logger) (*beanstalkSource, error) {
-	c, err := beanstalk.Dial(ctx, addr)
+func openBeanstalkSource(ctx context.Context, url string, tubes matcher, follow bool, log *slog.Logger) (*beanstalkSource, error) {
+	c, e, err := dialBeanstalkURL(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	return &beanstalkSource{addr: addr, name: "beanstalk://" + addr, c: c, tubes: tubes, follow: follow, log: log,
+	name := "beanstalk://" + e.addr
+	if e.tls.Enabled() {
+		name = "beanstalks://" + e.addr
+	}
+	return &beanstalkSource{addr: e.addr, name: name, c: c, tubes: tubes, follow: follow, log: log,
 		watching: map[string]bool{"default": true}, using: "default"}, nil
 }
 
@@ -385,11 +389,15 @@ func (s *beanstalkSource) takeByPeek(t *task, n int) ([]backend.ImportJob, error
 	return out, nil
 }
 
+// keyPrefix starts the import keys of the server's jobs. It names the server, not how it is
+// reached: a run over TLS and one without find each other's imports.
+func (s *beanstalkSource) keyPrefix() string { return "beanstalk://" + s.addr + "#" }
+
 // importJob builds a job from its stats-job figures.
 func (s *beanstalkSource) importJob(id uint64, m beanstalk.Stats, body []byte) backend.ImportJob {
 	sec := func(k string) time.Duration { return time.Duration(m.Uint(k)) * time.Second }
 	ij := backend.ImportJob{
-		Key: s.name + "#" + strconv.FormatUint(id, 10), ID: id, Tube: m.String("tube"), Priority: uint32(m.Uint("pri")),
+		Key: s.keyPrefix() + strconv.FormatUint(id, 10), ID: id, Tube: m.String("tube"), Priority: uint32(m.Uint("pri")),
 		TTR: max(sec("ttr"), time.Second), Delay: sec("delay"), Age: sec("age"),
 		Reserves: uint32(m.Uint("reserves")), Timeouts: uint32(m.Uint("timeouts")), Releases: uint32(m.Uint("releases")),
 		Buries: uint32(m.Uint("buries")), Kicks: uint32(m.Uint("kicks")), Body: body, State: backend.Ready,

@@ -20,7 +20,6 @@ import (
 	"github.com/beangate/beangate/backend/memory/binlog"
 	beanpg "github.com/beangate/beangate/backend/postgres"
 	beanredis "github.com/beangate/beangate/backend/redis"
-	"github.com/beangate/beangate/internal/beanstalk"
 )
 
 // ErrUnreachable wraps a destination --dry-run could not reach.
@@ -83,8 +82,8 @@ func CheckDestination(ctx context.Context, to, name string, src Source) (*DestCh
 	c := &DestCheck{Destination: name, Jobs: -1}
 	var err error
 	switch {
-	case strings.HasPrefix(to, "beanstalk://"):
-		err = c.beanstalk(ctx, strings.TrimSuffix(strings.TrimPrefix(to, "beanstalk://"), "/"))
+	case IsBeanstalkURL(to):
+		err = c.beanstalk(ctx, to)
 	case strings.HasPrefix(to, "binlog:"):
 		err = c.binlogDir(ctx, strings.TrimPrefix(to, "binlog:"), src)
 	case strings.HasPrefix(to, "redis://"), strings.HasPrefix(to, "rediss://"):
@@ -92,7 +91,7 @@ func CheckDestination(ctx context.Context, to, name string, src Source) (*DestCh
 	case strings.HasPrefix(to, "postgres://"), strings.HasPrefix(to, "postgresql://"):
 		err = c.postgres(ctx, to, src)
 	default:
-		err = fmt.Errorf("--to: want binlog:DIR, redis://…, postgres://… or beanstalk://HOST:PORT")
+		err = fmt.Errorf("--to: want binlog:DIR, redis://…, postgres://…, beanstalk://HOST:PORT or beanstalks://HOST:PORT")
 	}
 	c.Err = err
 	return c, err
@@ -100,10 +99,13 @@ func CheckDestination(ctx context.Context, to, name string, src Source) (*DestCh
 
 func unreachableErr(err error) error { return fmt.Errorf("%w: %w", ErrUnreachable, err) }
 
-func (c *DestCheck) beanstalk(ctx context.Context, addr string) error {
+func (c *DestCheck) beanstalk(ctx context.Context, url string) error {
 	dctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	cn, err := beanstalk.Dial(dctx, addr)
+	cn, _, err := dialBeanstalkURL(dctx, url)
+	if errors.Is(err, ErrBadURL) {
+		return err
+	}
 	if err != nil {
 		return unreachableErr(err)
 	}
