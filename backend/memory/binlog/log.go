@@ -78,6 +78,7 @@ type Log struct {
 	syncs       atomic.Uint64 // fsync rounds, for the tests of the policies
 	slowSync    time.Duration // tests: each fsync round takes at least this long
 	syncing     atomic.Bool   // tests: an fsync round is under way
+	holdSync    chan struct{} // tests: each fsync round waits until this is closed
 	slowPrepare time.Duration // tests: each spare's zero-fill takes at least this long
 	onSync      atomic.Pointer[func(time.Duration)]
 }
@@ -539,6 +540,9 @@ func (r *syncRound) run(l *Log) error {
 	l.syncing.Store(true)
 	defer l.syncing.Store(false)
 	time.Sleep(l.slowSync)
+	if l.holdSync != nil {
+		<-l.holdSync
+	}
 	for ; r.done < len(r.files); r.done++ {
 		if f := r.files[r.done]; f.fd != nil {
 			if err := datasync(f.fd); err != nil {

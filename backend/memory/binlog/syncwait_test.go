@@ -15,17 +15,29 @@ func TestCommitDoesNotWaitForIntervalFsync(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	l := openLog(t, Options{SyncInterval: 10 * time.Millisecond})
-	l.slowSync = 300 * time.Millisecond
+	l.holdSync = make(chan struct{})                // the interval's fsync round lasts until the commits are done
 	require.NoError(t, l.Commit(put(t, l, &mu, 1))) // arms the interval's fsync
 	require.Eventually(t, func() bool { return l.syncing.Load() }, time.Second, time.Millisecond)
 
-	var longest time.Duration
-	for id := uint64(2); l.syncing.Load(); id++ {
-		start := time.Now()
-		require.NoError(t, l.Commit(put(t, l, &mu, id)))
-		longest = max(longest, time.Since(start))
+	committed := make(chan error, 1)
+	go func() {
+		for id := uint64(2); id < 50; id++ {
+			if err := l.Commit(put(t, l, &mu, id)); err != nil {
+				committed <- err
+				return
+			}
+		}
+		committed <- nil
+	}()
+	select { // a commit that waited for the round would wait until it is released below
+	case err := <-committed:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		close(l.holdSync)
+		t.Fatal("commits waited for the interval's fsync round")
 	}
-	require.Less(t, longest, 100*time.Millisecond)
+	require.True(t, l.syncing.Load(), "the round was still under way while the commits finished")
+	close(l.holdSync)
 	require.Eventually(t, func() bool { // what was written meanwhile is synced by the next round
 		l.fmu.Lock()
 		defer l.fmu.Unlock()
