@@ -39,6 +39,20 @@ var retryDelayCases = []testCase{
 		require.Equal(h, uint64(3), h.stats().JobTimeouts)
 		seen.requireSeen(h, backend.PolicyAction{Tube: "work", Policy: backend.PolicyRetryDelay, Action: backend.ActionDelay, Job: id})
 	}},
+	{"ABackoffOverByTheTimeTheStoreLooksLeavesTheJobReadySinceItEnded", func(h *harness) {
+		h.setPolicy(backend.Policy{Tube: "work", RetryDelay: 2 * time.Second})
+		c := h.worker("work")
+		id := c.put(job{ttr: 5 * time.Second})
+		c.reserveID(id)
+		h.advance(8 * time.Second) // the TTR ran out 3 s ago, its 2 s backoff 1 s ago
+		j := c.reserveNow()
+		require.Equal(h, id, j.ID)
+		require.True(h, j.HasReadyFor)
+		require.Equal(h, time.Second, j.ReadyFor)
+		st := h.jobStats(id)
+		require.Equal(h, 2*time.Second, st.Delay)
+		require.Equal(h, uint32(1), st.Timeouts)
+	}},
 	{"AReleaseWithDelayZeroIsBackedOff", func(h *harness) {
 		h.setPolicy(backend.Policy{Tube: "work", RetryDelay: time.Second})
 		c := h.worker("work")
