@@ -39,7 +39,7 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 	if p.ID > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	var announced bool   // ready, or delayed and due first in its tube
+	var announced bool  // ready, or delayed and due first in its tube
 	var actedBy *string // the policy that buried it instead, or delayed it (retry-delay)
 	more, policies := []any{&announced}, b.policiesActive()
 	if policies {
