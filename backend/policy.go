@@ -43,6 +43,13 @@ import (
 //   - Rate R (with Burst B): Reserves take at most R jobs per second from the tube, fleet-wide,
 //     by a token bucket holding up to B tokens (B == 0 means 1), full when the policy is set;
 //     a reserve finding no token treats the tube as empty and is woken when one accrues.
+//   - RetryDelay D (with RetryDelayMax M): a job of the tube that comes back from a reservation
+//     without being deleted or buried — its TTR ran out, its holder's session ended, or its
+//     holder released it with delay 0 — is delayed for RetryBackoff(Reserves) instead of made
+//     ready: D × 2^(Reserves−1), at most M (MaxRetryDelay when M is 0). Its delay (JobStats.Delay)
+//     becomes that backoff; a release with a delay > 0 keeps the client's delay. MaxReserves and
+//     ExpireAfter are checked first: a job they take is buried or deleted, not delayed, so that
+//     with MaxReserves N a job is tried N times with growing pauses, then buried.
 //   - Unique: a Put (or PutBatch entry) into the tube whose body equals that of a job of the
 //     tube now ready or delayed returns that job's id and stores nothing (the tube's total-jobs
 //     does not grow); the lookup is by a hash of the body, not a scan. Jobs reserved or buried
@@ -95,15 +102,21 @@ const (
 
 // Policy is one tube policy. A zero field sets no limit.
 type Policy struct {
-	Tube         string // a tube name or a glob with '*'
-	MaxReserves  uint32
-	ExpireAfter  time.Duration
-	ExpireAction ExpireAction // "" or ExpireDelete: delete; ExpireBury: bury
-	MaxReserved  uint32
-	Rate         float64 // reserves per second
-	Burst        uint32  // the bucket's size; 0 means 1; only with Rate
-	Unique       bool
+	Tube          string // a tube name or a glob with '*'
+	MaxReserves   uint32
+	ExpireAfter   time.Duration
+	ExpireAction  ExpireAction // "" or ExpireDelete: delete; ExpireBury: bury
+	MaxReserved   uint32
+	Rate          float64 // reserves per second
+	Burst         uint32  // the bucket's size; 0 means 1; only with Rate
+	Unique        bool
+	RetryDelay    time.Duration // the first backoff; doubles with each reservation
+	RetryDelayMax time.Duration // the longest backoff; 0: MaxRetryDelay
 }
+
+// MaxRetryDelay bounds RetryDelay and RetryDelayMax, and is the backoff's cap when
+// RetryDelayMax is unset: the longest delay the protocol lets a client give (2^32−1 s).
+const MaxRetryDelay = (1<<32 - 1) * time.Second
 
 // MaxPolicyTubeLen bounds a pattern as the protocol bounds tube names.
 const MaxPolicyTubeLen = 200
@@ -142,6 +155,18 @@ func (p Policy) Validate() error {
 	if p.Burst > 0 && p.Rate == 0 {
 		return bad("burst without rate")
 	}
+	if p.RetryDelay < 0 || p.RetryDelay > MaxRetryDelay {
+		return bad("retry-delay %v is not within 0..%v", p.RetryDelay, MaxRetryDelay)
+	}
+	if p.RetryDelayMax < 0 || p.RetryDelayMax > MaxRetryDelay {
+		return bad("retry-delay-max %v is not within 0..%v", p.RetryDelayMax, MaxRetryDelay)
+	}
+	if p.RetryDelayMax > 0 && p.RetryDelay == 0 {
+		return bad("retry-delay-max without retry-delay")
+	}
+	if p.RetryDelayMax > 0 && p.RetryDelayMax < p.RetryDelay {
+		return bad("retry-delay-max %v is below retry-delay %v", p.RetryDelayMax, p.RetryDelay)
+	}
 	return nil
 }
 
@@ -153,13 +178,32 @@ func (p Policy) Action() ExpireAction {
 	return p.ExpireAction
 }
 
+// RetryBackoff is how long a job of the tube that came back after its reserves-th reservation
+// is delayed: RetryDelay × 2^(reserves−1), at most RetryDelayMax (MaxRetryDelay when unset);
+// 0 without RetryDelay. Every store computes the same (in its own time unit).
+func (p Policy) RetryBackoff(reserves uint32) time.Duration {
+	if p.RetryDelay <= 0 {
+		return 0
+	}
+	limit := p.RetryDelayMax
+	if limit == 0 {
+		limit = MaxRetryDelay
+	}
+	d := p.RetryDelay
+	for n := uint32(1); n < reserves && d < limit; n++ {
+		d *= 2 // d <= MaxRetryDelay < 2^62 ns before each doubling: no overflow
+	}
+	return min(d, limit)
+}
+
 // BucketSize is the rate limit's burst in effect: Burst, or 1 when unset.
 func (p Policy) BucketSize() uint32 { return max(p.Burst, 1) }
 
 // Limits reports whether p sets anything at all (a policy setting nothing still shadows
 // broader globs).
 func (p Policy) Limits() bool {
-	return p.MaxReserves > 0 || p.ExpireAfter > 0 || p.MaxReserved > 0 || p.Rate > 0 || p.Unique
+	return p.MaxReserves > 0 || p.ExpireAfter > 0 || p.MaxReserved > 0 || p.Rate > 0 || p.Unique ||
+		p.RetryDelay > 0
 }
 
 // IsGlob reports whether pattern has a wildcard.
@@ -244,11 +288,13 @@ const (
 	PolicyMaxReserved = "max-reserved"
 	PolicyRate        = "rate"
 	PolicyUnique      = "unique"
+	PolicyRetryDelay  = "retry-delay"
 
 	ActionBury   = "bury"   // max-reserves, expire-after with bury
 	ActionDelete = "delete" // expire-after with delete
 	ActionDefer  = "defer"  // max-reserved, rate: a reserve passed over the tube's ready job
 	ActionDedupe = "dedupe" // unique: a put answered with an existing job
+	ActionDelay  = "delay"  // retry-delay: a job that came back was delayed by its backoff
 )
 
 // PolicyAction is one thing a policy did.

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -62,7 +63,7 @@ func TestMatchPolicyTakesTheMostSpecific(t *testing.T) {
 
 func TestPolicyValidate(t *testing.T) {
 	require.NoError(t, Policy{Tube: "email-*", MaxReserves: 5, ExpireAfter: time.Hour, ExpireAction: ExpireBury,
-		MaxReserved: 3, Rate: 50, Burst: 10, Unique: true}.Validate())
+		MaxReserved: 3, Rate: 50, Burst: 10, Unique: true, RetryDelay: time.Second, RetryDelayMax: 10 * time.Minute}.Validate())
 	require.NoError(t, Policy{Tube: "quiet"}.Validate())
 	for _, p := range []Policy{
 		{},
@@ -74,7 +75,34 @@ func TestPolicyValidate(t *testing.T) {
 		{Tube: "t", ExpireAction: ExpireBury},
 		{Tube: "t", Rate: -1},
 		{Tube: "t", Burst: 2},
+		{Tube: "t", RetryDelay: -time.Second},
+		{Tube: "t", RetryDelay: MaxRetryDelay + 1},
+		{Tube: "t", RetryDelayMax: time.Minute},
+		{Tube: "t", RetryDelay: time.Minute, RetryDelayMax: time.Second},
+		{Tube: "t", RetryDelay: time.Second, RetryDelayMax: MaxRetryDelay + 1},
 	} {
 		require.ErrorIs(t, p.Validate(), ErrBadPolicy, "%+v", p)
+	}
+}
+
+func TestRetryBackoffDoublesUpToItsCap(t *testing.T) {
+	for _, c := range []struct {
+		p        Policy
+		reserves uint32
+		want     time.Duration
+	}{
+		{Policy{}, 3, 0},
+		{Policy{RetryDelay: time.Second}, 0, time.Second},
+		{Policy{RetryDelay: time.Second}, 1, time.Second},
+		{Policy{RetryDelay: time.Second}, 2, 2 * time.Second},
+		{Policy{RetryDelay: time.Second}, 3, 4 * time.Second},
+		{Policy{RetryDelay: time.Second, RetryDelayMax: 3 * time.Second}, 3, 3 * time.Second},
+		{Policy{RetryDelay: time.Second, RetryDelayMax: 10 * time.Minute}, 11, 10 * time.Minute},
+		{Policy{RetryDelay: time.Second, RetryDelayMax: time.Second}, 1, time.Second},
+		{Policy{RetryDelay: time.Second}, 40, MaxRetryDelay},
+		{Policy{RetryDelay: MaxRetryDelay}, math.MaxUint32, MaxRetryDelay},
+		{Policy{RetryDelay: 3 * time.Millisecond}, 64, MaxRetryDelay},
+	} {
+		require.Equal(t, c.want, c.p.RetryBackoff(c.reserves), "%+v after %d reserves", c.p, c.reserves)
 	}
 }

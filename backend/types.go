@@ -53,7 +53,7 @@ type JobStats struct {
 	State    State
 	Priority uint32
 	Age      time.Duration // since put
-	Delay    time.Duration // as last given by put or release
+	Delay    time.Duration // as last given by put or release, or the retry backoff it was given
 	TTR      time.Duration
 	TimeLeft time.Duration // reserved: until the deadline; delayed: until ready; else 0
 	Reserves uint32

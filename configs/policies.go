@@ -18,19 +18,23 @@ type Policy struct {
 	Rate         float64       `mapstructure:"rate"` // reserves per second, fleet-wide
 	Burst        int           `mapstructure:"burst"`
 	Unique       bool          `mapstructure:"unique"`
+	RetryDelay   time.Duration `mapstructure:"retry_delay"`     // the first backoff of a job that comes back
+	RetryMax     time.Duration `mapstructure:"retry_delay_max"` // the longest backoff
 }
 
 // Backend is p as the store takes it.
 func (p Policy) Backend() backend.Policy {
 	return backend.Policy{
-		Tube:         p.Tube,
-		MaxReserves:  uint32(p.MaxReserves), // validated: in range
-		ExpireAfter:  p.ExpireAfter,
-		ExpireAction: backend.ExpireAction(p.ExpireAction),
-		MaxReserved:  uint32(p.MaxReserved),
-		Rate:         p.Rate,
-		Burst:        uint32(p.Burst),
-		Unique:       p.Unique,
+		Tube:          p.Tube,
+		MaxReserves:   uint32(p.MaxReserves), // validated: in range
+		ExpireAfter:   p.ExpireAfter,
+		ExpireAction:  backend.ExpireAction(p.ExpireAction),
+		MaxReserved:   uint32(p.MaxReserved),
+		Rate:          p.Rate,
+		Burst:         uint32(p.Burst),
+		Unique:        p.Unique,
+		RetryDelay:    p.RetryDelay,
+		RetryDelayMax: p.RetryMax,
 	}
 }
 

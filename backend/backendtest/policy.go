@@ -20,6 +20,7 @@ func policyGroups() []group {
 		{"PolicyMaxReserved", maxReservedCases, false},
 		{"PolicyRate", rateCases, false},
 		{"PolicyUnique", uniqueCases, false},
+		{"PolicyRetryDelay", retryDelayCases, false},
 	}
 }
 
@@ -130,8 +131,8 @@ var policyAdminCases = []testCase{
 	}},
 	{"SetGetListClearRoundTrip", func(h *harness) {
 		a := backend.Policy{Tube: "email-*", MaxReserves: 5, ExpireAfter: time.Hour, ExpireAction: backend.ExpireBury,
-			MaxReserved: 3, Rate: 50, Burst: 10, Unique: true}
-		b := backend.Policy{Tube: "billing", Rate: 0.5}
+			MaxReserved: 3, Rate: 50, Burst: 10, Unique: true, RetryDelay: time.Second, RetryDelayMax: 10 * time.Minute}
+		b := backend.Policy{Tube: "billing", Rate: 0.5, RetryDelay: 1500 * time.Millisecond}
 		h.setPolicy(a)
 		h.setPolicy(b)
 		got, err := h.b.Policy(h.ctx(), "email-*")
@@ -162,6 +163,7 @@ var policyAdminCases = []testCase{
 			{Tube: "t", ExpireAfter: -time.Second},
 			{Tube: "t", ExpireAfter: time.Second, ExpireAction: "archive"},
 			{Tube: "t", Burst: 3},
+			{Tube: "t", RetryDelayMax: time.Minute},
 		} {
 			require.ErrorIs(h, h.b.SetPolicy(h.ctx(), p), backend.ErrBadPolicy, "%+v", p)
 		}
@@ -776,6 +778,7 @@ var policyRestartCases = []testCase{
 		ps := []backend.Policy{
 			{Tube: "mail-*", MaxReserves: 1, ExpireAfter: time.Hour, ExpireAction: backend.ExpireBury, MaxReserved: 1, Rate: 2.5, Burst: 4},
 			{Tube: "mail-x"},
+			{Tube: "retry", RetryDelay: 2 * time.Second, RetryDelayMax: time.Minute},
 			{Tube: "work", Unique: true, ExpireAfter: time.Minute},
 		}
 		for _, p := range ps {
@@ -787,7 +790,7 @@ var policyRestartCases = []testCase{
 		h.restart()
 		got, err := h.b.ListPolicies(h.ctx())
 		require.NoError(h, err)
-		require.Equal(h, []backend.Policy{ps[0], ps[2]}, got)
+		require.Equal(h, []backend.Policy{ps[0], ps[2], ps[3]}, got)
 		c = h.worker("work")
 		require.Equal(h, id, c.put(job{body: "x"})) // the unique index is rebuilt
 		h.advance(time.Minute + expiryLag)
@@ -797,5 +800,11 @@ var policyRestartCases = []testCase{
 		mid := m.put(job{})
 		m.reserveID(mid)
 		require.ErrorIs(h, m.release(mid, 0, 0), backend.ErrBuried)
+
+		r := h.worker("retry")
+		rid := r.put(job{})
+		r.reserveID(rid)
+		require.NoError(h, r.release(rid, 0, 0))
+		h.requireBackedOff(rid, 2*time.Second)
 	}},
 }

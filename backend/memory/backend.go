@@ -287,7 +287,7 @@ func (b *Backend) EndSession(ctx context.Context, id backend.SessionID) error {
 		j.owner = nil
 		if j.tube.pol != nil {
 			j.state = 0 // detached, as comeBackLocked expects
-			if placed, _ := b.comeBackLocked(j, now, false); placed {
+			if placed, _ := b.comeBackLocked(j, now, 0, false); placed {
 				b.slotFreedLocked(j.tube, now)
 				continue
 			}

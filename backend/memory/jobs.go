@@ -294,7 +294,7 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) (err err
 	j.delay = p.Delay
 	j.releases++
 	if t := j.tube; t.pol != nil {
-		placed, buried := b.comeBackLocked(j, now, true)
+		placed, buried := b.comeBackLocked(j, now, p.Delay, true)
 		if !placed {
 			b.requeueLocked(j, now, p.Delay)
 		}

@@ -293,10 +293,11 @@ func (j *job) expiredAt(at time.Time) bool {
 
 // comeBackLocked places j, detached at the end of a reservation (counters done), where its
 // tube's policies send it instead of ready or delayed: deleted or buried if it has expired,
-// buried if it has used up its max-reserves. It reports whether it placed j (false: the caller
-// requeues it as usual) and whether it buried it. roomReserved tells whether the caller has
-// reserved binlog room for one record.
-func (b *Backend) comeBackLocked(j *job, at time.Time, roomReserved bool) (placed, buried bool) {
+// buried if it has used up its max-reserves, else delayed by its retry backoff unless its
+// holder released it with a delay of its own (requested > 0). It reports whether it placed j
+// (false: the caller requeues it as usual) and whether it buried it. roomReserved tells whether
+// the caller has reserved binlog room for one record.
+func (b *Backend) comeBackLocked(j *job, at time.Time, requested time.Duration, roomReserved bool) (placed, buried bool) {
 	t := j.tube
 	switch {
 	case j.expiredAt(at) && t.pol.Action() == backend.ExpireDelete:
@@ -324,6 +325,15 @@ func (b *Backend) comeBackLocked(j *job, at time.Time, roomReserved bool) (place
 		b.walUpdateLocked(j)
 		b.actLocked(t.name, backend.PolicyMaxReserves, backend.ActionBury, j.id)
 		return true, true
+	case t.pol.RetryDelay > 0 && requested == 0:
+		if !roomReserved && b.walReserveLocked(walUpdateSize) != nil {
+			return false, false
+		}
+		j.delay = t.pol.RetryBackoff(j.reserves)
+		b.delayLocked(j, at, j.delay)
+		b.walUpdateLocked(j)
+		b.actLocked(t.name, backend.PolicyRetryDelay, backend.ActionDelay, j.id)
+		return true, false
 	}
 	return false, false
 }

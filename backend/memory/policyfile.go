@@ -31,6 +31,16 @@ type filePolicy struct {
 	Rate         float64 `json:"rate,omitempty"`
 	Burst        uint32  `json:"burst,omitempty"`
 	Unique       bool    `json:"unique,omitempty"`
+	RetryDelay   string  `json:"retry_delay,omitempty"`
+	RetryMax     string  `json:"retry_delay_max,omitempty"`
+}
+
+// fileDuration is d as the file spells it: "" when unset.
+func fileDuration(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
 }
 
 // openPolicyFile reads dir's policies file, if any.
@@ -51,8 +61,14 @@ func openPolicyFile(dir string) (*policyFile, []backend.Policy, error) {
 	for _, fp := range fps {
 		p := backend.Policy{Tube: fp.Tube, MaxReserves: fp.MaxReserves, ExpireAction: backend.ExpireAction(fp.ExpireAction),
 			MaxReserved: fp.MaxReserved, Rate: fp.Rate, Burst: fp.Burst, Unique: fp.Unique}
-		if fp.ExpireAfter != "" {
-			if p.ExpireAfter, err = time.ParseDuration(fp.ExpireAfter); err != nil {
+		for _, d := range []struct {
+			text string
+			to   *time.Duration
+		}{{fp.ExpireAfter, &p.ExpireAfter}, {fp.RetryDelay, &p.RetryDelay}, {fp.RetryMax, &p.RetryDelayMax}} {
+			if d.text == "" {
+				continue
+			}
+			if *d.to, err = time.ParseDuration(d.text); err != nil {
 				return nil, nil, fmt.Errorf("reading %s: tube %q: %w", f.path, fp.Tube, err)
 			}
 		}
@@ -71,10 +87,9 @@ func (f *policyFile) save(list []backend.Policy) error {
 	fps := make([]filePolicy, len(list))
 	for i, p := range list {
 		fps[i] = filePolicy{Tube: p.Tube, MaxReserves: p.MaxReserves, ExpireAction: string(p.ExpireAction),
-			MaxReserved: p.MaxReserved, Rate: p.Rate, Burst: p.Burst, Unique: p.Unique}
-		if p.ExpireAfter > 0 {
-			fps[i].ExpireAfter = p.ExpireAfter.String()
-		}
+			MaxReserved: p.MaxReserved, Rate: p.Rate, Burst: p.Burst, Unique: p.Unique,
+			ExpireAfter: fileDuration(p.ExpireAfter), RetryDelay: fileDuration(p.RetryDelay),
+			RetryMax: fileDuration(p.RetryDelayMax)}
 	}
 	data, err := json.MarshalIndent(fps, "", "  ")
 	if err != nil {

@@ -68,7 +68,7 @@ func (b *Backend) applyDueLocked(now time.Time) {
 			j.timeouts++
 			b.jobTimeouts++
 			if t := j.tube; t.pol != nil {
-				if placed, _ := b.comeBackLocked(j, at, false); !placed {
+				if placed, _ := b.comeBackLocked(j, at, 0, false); !placed {
 					b.readyLocked(j, at)
 				}
 				b.slotFreedLocked(t, at)

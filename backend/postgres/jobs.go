@@ -39,11 +39,11 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 	if p.ID > math.MaxInt64 {
 		return backend.ErrNotFound
 	}
-	var announced bool   // ready, or delayed and due first in its tube
-	var buriedBy *string // the policy that buried it instead
+	var announced bool  // ready, or delayed and due first in its tube
+	var actedBy *string // the policy that buried it instead, or delayed it (retry-delay)
 	more, policies := []any{&announced}, b.policiesActive()
 	if policies {
-		more = append(more, &buriedBy)
+		more = append(more, &actedBy)
 	}
 	tube, err := b.ownerOp(ctx, "release", b.variant("release", policies), more,
 		b.now(), string(p.Session), int64(p.ID), int64(p.Priority), p.Delay.Microseconds(), b.leases.list())
@@ -58,8 +58,12 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) error {
 		return nil
 	}
 	b.cameBack(tube)
-	if buriedBy != nil {
-		b.report(backend.PolicyAction{Tube: tube, Policy: *buriedBy, Action: backend.ActionBury, Job: p.ID})
+	switch {
+	case actedBy == nil:
+	case *actedBy == backend.PolicyRetryDelay:
+		b.report(backend.PolicyAction{Tube: tube, Policy: *actedBy, Action: backend.ActionDelay, Job: p.ID})
+	default:
+		b.report(backend.PolicyAction{Tube: tube, Policy: *actedBy, Action: backend.ActionBury, Job: p.ID})
 		return backend.ErrBuried
 	}
 	return nil

@@ -124,11 +124,14 @@ func (b *Backend) tickPolicies(ctx context.Context, force bool) error {
 		bt.Queue(b.st.get("tick_reservations"), now).Query(func(rows pgx.Rows) error {
 			var id int64
 			var tube string
-			var buried bool
-			_, err := pgx.ForEachRow(rows, []any{&id, &tube, &buried}, func() error {
-				if buried {
+			var buried, delayed bool
+			_, err := pgx.ForEachRow(rows, []any{&id, &tube, &buried, &delayed}, func() error {
+				switch {
+				case buried:
 					acts = append(acts, backend.PolicyAction{Tube: tube, Policy: backend.PolicyMaxReserves, Action: backend.ActionBury, Job: uint64(id)})
-				} else {
+				case delayed:
+					acts = append(acts, backend.PolicyAction{Tube: tube, Policy: backend.PolicyRetryDelay, Action: backend.ActionDelay, Job: uint64(id)})
+				default:
 					readied[tube]++
 				}
 				return nil
@@ -230,13 +233,14 @@ func (b *Backend) queryPolicies(ctx context.Context, pattern *string) ([]backend
 			return err
 		}
 		var (
-			p              backend.Policy
-			mr, ea, mx, bu int64
-			act            int16
+			p                      backend.Policy
+			mr, ea, mx, bu, rd, rm int64
+			act                    int16
 		)
-		_, err = pgx.ForEachRow(rows, []any{&p.Tube, &mr, &ea, &act, &mx, &p.Rate, &bu, &p.Unique}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&p.Tube, &mr, &ea, &act, &mx, &p.Rate, &bu, &p.Unique, &rd, &rm}, func() error {
 			q := p
 			q.MaxReserves, q.ExpireAfter, q.MaxReserved, q.Burst = uint32(mr), time.Duration(ea)*time.Microsecond, uint32(mx), uint32(bu)
+			q.RetryDelay, q.RetryDelayMax = time.Duration(rd)*time.Microsecond, time.Duration(rm)*time.Microsecond
 			switch act {
 			case 1:
 				q.ExpireAction = backend.ExpireDelete
@@ -291,7 +295,7 @@ func (b *Backend) SetPolicy(ctx context.Context, p backend.Policy) error {
 		bt := &pgx.Batch{}
 		bt.Queue(b.st.get("policy_set"), p.Tube, likePattern(p.Tube), stars > 0, len(p.Tube)-stars, stars,
 			int64(p.MaxReserves), p.ExpireAfter.Microseconds(), int16(act), int64(p.MaxReserved), p.Rate,
-			int64(p.Burst), p.Unique)
+			int64(p.Burst), p.Unique, p.RetryDelay.Microseconds(), p.RetryDelayMax.Microseconds())
 		bt.Queue(b.st.get("policy_apply"))
 		return b.batch(ctx, bt)
 	})
@@ -359,7 +363,7 @@ func (b *Backend) freedSlot(tube string) {
 		return
 	}
 	if tube == "" {
-		if l := b.pol.list.Load(); l != nil && slices.ContainsFunc(*l, func(p backend.Policy) bool { return p.MaxReserved > 0 }) {
+		if b.anyPolicy(func(p backend.Policy) bool { return p.MaxReserved > 0 }) {
 			b.waiters.wakeAll()
 		}
 		return
@@ -400,23 +404,33 @@ func (b *Backend) policySweepLoop() {
 	}
 }
 
+// anyPolicy reports whether a policy (as last loaded) has need.
+func (b *Backend) anyPolicy(need func(backend.Policy) bool) bool {
+	l := b.pol.list.Load()
+	return l != nil && slices.ContainsFunc(*l, need)
+}
+
 // cameBack follows a reservation of tube that ended (a release, a bury, a session's end; ""
 // when not known): its slot wakes waiting reserves of a capped tube, and a job that came back
-// past its expiry makes the tick come at once.
+// past its expiry makes the tick come at once. After a session's end, a job it held may have
+// been backed off (retry-delay) to a time sooner than the waiters' timers know: they try again.
 func (b *Backend) cameBack(tube string) {
 	if !b.policiesActive() {
 		return
 	}
 	b.freedSlot(tube)
+	if tube == "" && b.anyPolicy(func(p backend.Policy) bool { return p.RetryDelay > 0 }) {
+		b.waiters.wakeAll()
+	}
 	if p, ok := b.policyOf(tube); tube == "" || ok && p.ExpireAfter > 0 {
 		b.tickAt(time.Time{})
 	}
 }
 
-// reserved follows a reservation of a job of tube: under max-reserves or expire-after its
-// deadline is something a tick acts on, at the earliest a TTR (1 s) from now.
+// reserved follows a reservation of a job of tube: under max-reserves, expire-after or
+// retry-delay its deadline is something a tick acts on, at the earliest a TTR (1 s) from now.
 func (b *Backend) reserved(tube string) {
-	if p, ok := b.policyOf(tube); ok && (p.MaxReserves > 0 || p.ExpireAfter > 0) {
+	if p, ok := b.policyOf(tube); ok && (p.MaxReserves > 0 || p.ExpireAfter > 0 || p.RetryDelay > 0) {
 		b.tickAt(b.localNow().Add(time.Second))
 	}
 }

@@ -78,3 +78,58 @@ func TestAFreedSlotWakesAnotherGatewaysWaiter(t *testing.T) {
 		})
 	}
 }
+
+// A reservation whose TTR ran out under retry-delay, found by a reserve before any policy tick
+// (one another gateway made, that this one's ticks did not know of), is backed off by the
+// reserve's promote step as by the tick: delayed, or ready at once if its backoff is over too.
+func TestAReserveBacksOffAReservationNoTickSaw(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		late  time.Duration // how long after the deadline the reserve comes
+		state backend.State
+	}{
+		{"BackoffAhead", 0, backend.Delayed},
+		{"BackoffOver", 3 * time.Second, backend.Ready},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := clocktest.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			b := newTestBackend(t, clock)
+			ctx := testCtx(t)
+			require.NoError(t, b.SetPolicy(ctx, backend.Policy{Tube: "work", RetryDelay: 2 * time.Second}))
+			s := backend.SessionID("worker.1")
+			require.NoError(t, b.BeginSession(ctx, s))
+			require.NoError(t, b.WatchTube(ctx, s, "work"))
+			id, err := b.Put(ctx, backend.PutParams{Session: s, Tube: "work", TTR: 5 * time.Second, Body: []byte("x")})
+			require.NoError(t, err)
+			reserve := func() (*backend.Job, error) {
+				return b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"work"}})
+			}
+			j, err := reserve()
+			require.NoError(t, err)
+			require.Equal(t, id, j.ID)
+			clock.Advance(5*time.Second + c.late)
+			b.pol.nextMu.Lock()
+			b.pol.next = clock.Now().Add(time.Hour) // no tick: the reserve's promote step meets it
+			b.pol.nextMu.Unlock()
+
+			j, err = reserve()
+			if c.state == backend.Delayed {
+				require.ErrorIs(t, err, backend.ErrTimedOut)
+				st, err := b.JobStats(ctx, id)
+				require.NoError(t, err)
+				require.Equal(t, backend.Delayed, st.State)
+				require.Equal(t, 2*time.Second, st.Delay)
+				require.Equal(t, 2*time.Second, st.TimeLeft)
+				require.Equal(t, uint32(1), st.Timeouts)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, id, j.ID)
+			require.Equal(t, c.late-2*time.Second, j.ReadyFor) // ready since its backoff ended
+			st, err := b.JobStats(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, 2*time.Second, st.Delay)
+			require.Equal(t, uint32(1), st.Timeouts)
+		})
+	}
+}

@@ -29,7 +29,8 @@ const policySweepEvery = 500 * time.Millisecond
 const actionsMarker = "\x00pa"
 
 // encodePolicy is p as the scripts read it: "maxReserves expireAfterNs action maxReserved rate
-// burst unique", action 0 unset, 1 delete, 2 bury.
+// burst unique retryDelayNs retryDelayMaxNs", action 0 unset, 1 delete, 2 bury. (A policy
+// written before retry delays existed has the first seven fields only.)
 func encodePolicy(p backend.Policy) string {
 	act := 0
 	switch p.ExpireAction {
@@ -42,17 +43,18 @@ func encodePolicy(p backend.Policy) string {
 	if p.Unique {
 		u = 1
 	}
-	return fmt.Sprintf("%d %d %d %d %s %d %d", p.MaxReserves, p.ExpireAfter.Nanoseconds(), act,
-		p.MaxReserved, strconv.FormatFloat(p.Rate, 'g', -1, 64), p.Burst, u)
+	return fmt.Sprintf("%d %d %d %d %s %d %d %d %d", p.MaxReserves, p.ExpireAfter.Nanoseconds(), act,
+		p.MaxReserved, strconv.FormatFloat(p.Rate, 'g', -1, 64), p.Burst, u, p.RetryDelay.Nanoseconds(),
+		p.RetryDelayMax.Nanoseconds())
 }
 
 // decodePolicy reverses encodePolicy.
 func decodePolicy(pattern, s string) (backend.Policy, error) {
 	f := strings.Fields(s)
-	if len(f) != 7 {
+	if len(f) != 7 && len(f) != 9 {
 		return backend.Policy{}, fmt.Errorf("policy %q: %d fields", pattern, len(f))
 	}
-	var n [7]uint64
+	var n [9]uint64
 	for i, x := range f {
 		if i == 4 {
 			continue
@@ -68,7 +70,8 @@ func decodePolicy(pattern, s string) (backend.Policy, error) {
 		return backend.Policy{}, fmt.Errorf("policy %q: rate: %w", pattern, err)
 	}
 	p := backend.Policy{Tube: pattern, MaxReserves: uint32(n[0]), ExpireAfter: time.Duration(n[1]),
-		MaxReserved: uint32(n[3]), Rate: rate, Burst: uint32(n[5]), Unique: n[6] == 1}
+		MaxReserved: uint32(n[3]), Rate: rate, Burst: uint32(n[5]), Unique: n[6] == 1,
+		RetryDelay: time.Duration(n[7]), RetryDelayMax: time.Duration(n[8])}
 	switch n[2] {
 	case 1:
 		p.ExpireAction = backend.ExpireDelete

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,6 +22,9 @@ policies:
   - tube: "work-*"
     unique: true
     max_reserves: 1
+  - tube: "retry-*"
+    retry_delay: 1s
+    retry_delay_max: 1m
 `), 0o600))
 	s := startServer(t, "-p", "0", "--http", "127.0.0.1:0", "-b", dir, "--config", config, "-V")
 	c := dial(t, s.addr)
@@ -31,14 +36,32 @@ policies:
 	_, _ = c.r.ReadString('\n') // the body
 	require.Equal(t, "BURIED\r\n", c.roundTrip(t, "release 1 0 0\r\n"))
 
-	_, body := s.httpGet(t, "/metrics")
-	require.Contains(t, body, `beangate_policy_actions_total{action="dedupe",policy="unique",tube="work-a"} 1`)
-	require.Contains(t, body, `beangate_policy_actions_total{action="bury",policy="max-reserves",tube="work-a"} 1`)
+	// A job of a retry-* tube released without a delay comes back delayed by its backoff.
+	r := dial(t, s.addr)
+	require.Equal(t, "USING retry-a\r\n", r.roundTrip(t, "use retry-a\r\n"))
+	require.Equal(t, "INSERTED 2\r\n", r.roundTrip(t, "put 0 0 10 1\r\ny\r\n"))
+	require.Equal(t, "RESERVED 2 1\r\n", r.roundTrip(t, "reserve-job 2\r\n"))
+	_, _ = r.r.ReadString('\n') // the body
+	require.Equal(t, "RELEASED\r\n", r.roundTrip(t, "release 2 0 0\r\n"))
+	var n int
+	_, err := fmt.Sscanf(r.roundTrip(t, "stats-job 2\r\n"), "OK %d\r\n", &n)
+	require.NoError(t, err)
+	body := make([]byte, n+2)
+	_, err = io.ReadFull(r.r, body)
+	require.NoError(t, err)
+	stats := string(body)
+	require.Contains(t, stats, "state: delayed\n")
+	require.Contains(t, stats, "delay: 1\n")
+
+	_, metrics := s.httpGet(t, "/metrics")
+	require.Contains(t, metrics, `beangate_policy_actions_total{action="dedupe",policy="unique",tube="work-a"} 1`)
+	require.Contains(t, metrics, `beangate_policy_actions_total{action="bury",policy="max-reserves",tube="work-a"} 1`)
+	require.Contains(t, metrics, `beangate_policy_actions_total{action="delay",policy="retry-delay",tube="retry-a"} 1`)
 	require.Contains(t, s.stderr.String(), "tube policy acted")
 	s.cancel()
 	s.waitExit(t, 10*time.Second)
 
 	again := startServer(t, "-p", "0", "--http", "127.0.0.1:0", "-b", dir)
-	_, body = again.httpGet(t, "/api/policies")
-	require.JSONEq(t, `{"policies":[{"tube":"work-*","max_reserves":1,"unique":true}]}`, body)
+	_, policies := again.httpGet(t, "/api/policies")
+	require.JSONEq(t, `{"policies":[{"tube":"retry-*","retry_delay":1,"retry_delay_max":60},{"tube":"work-*","max_reserves":1,"unique":true}]}`, policies)
 }

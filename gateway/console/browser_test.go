@@ -237,8 +237,9 @@ func TestConsoleInChromium(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/#/tube/mail-bulk"),
 			cellIs("#tube-policy", "policy: none"),
 			chromedp.SetValue("#pol-max-reserves", "1"), chromedp.SetValue("#pol-max-reserved", "2"),
+			chromedp.SetValue("#pol-retry-delay", "0.5"), chromedp.SetValue("#pol-retry-delay-max", "600"),
 			chromedp.Click("#pol-unique"), chromedp.Click("#pol-set"),
-			cellIs("#tube-policy", "policy: max reserves 1 · max reserved 2 · unique")))
+			cellIs("#tube-policy", "policy: max reserves 1 · retry delay 0.5s doubling up to 10.0m · max reserved 2 · unique")))
 
 		// It acts on a plain client: a duplicate put returns the job, a release buries it.
 		c := w.conn()

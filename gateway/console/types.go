@@ -1,6 +1,7 @@
 package console
 
 import (
+	"math"
 	"time"
 
 	"github.com/beangate/beangate/backend"
@@ -116,7 +117,8 @@ type Action struct {
 }
 
 // Policy is one tube policy (see docs/policies.md): the keys of the config's policies:
-// section, with expire_after in seconds. A zero field sets no limit.
+// section, with durations (expire_after, retry_delay, retry_delay_max) in seconds. A zero field
+// sets no limit.
 type Policy struct {
 	Tube         string  `json:"tube"`
 	MaxReserves  uint32  `json:"max_reserves,omitempty"`
@@ -126,6 +128,8 @@ type Policy struct {
 	Rate         float64 `json:"rate,omitempty"`
 	Burst        uint32  `json:"burst,omitempty"`
 	Unique       bool    `json:"unique,omitempty"`
+	RetryDelay   float64 `json:"retry_delay,omitempty"`
+	RetryMax     float64 `json:"retry_delay_max,omitempty"`
 }
 
 // Policies is GET /api/policies: every policy, by tube pattern.
@@ -145,16 +149,16 @@ func PolicyOf(p backend.Policy) Policy {
 	return Policy{
 		Tube: p.Tube, MaxReserves: p.MaxReserves, ExpireAfter: secs(p.ExpireAfter),
 		ExpireAction: string(p.ExpireAction), MaxReserved: p.MaxReserved, Rate: p.Rate,
-		Burst: p.Burst, Unique: p.Unique,
+		Burst: p.Burst, Unique: p.Unique, RetryDelay: secs(p.RetryDelay), RetryMax: secs(p.RetryDelayMax),
 	}
 }
 
 // Backend converts p for the store.
 func (p Policy) Backend() backend.Policy {
 	return backend.Policy{
-		Tube: p.Tube, MaxReserves: p.MaxReserves, ExpireAfter: time.Duration(p.ExpireAfter * float64(time.Second)),
+		Tube: p.Tube, MaxReserves: p.MaxReserves, ExpireAfter: duration(p.ExpireAfter),
 		ExpireAction: backend.ExpireAction(p.ExpireAction), MaxReserved: p.MaxReserved, Rate: p.Rate,
-		Burst: p.Burst, Unique: p.Unique,
+		Burst: p.Burst, Unique: p.Unique, RetryDelay: duration(p.RetryDelay), RetryDelayMax: duration(p.RetryMax),
 	}
 }
 
@@ -165,6 +169,15 @@ type Result struct {
 }
 
 func secs(d time.Duration) float64 { return d.Seconds() }
+
+// duration is s seconds as a Duration; one too long for a Duration saturates, and is then
+// refused by the policy's validation rather than wrapped to a negative or small value.
+func duration(s float64) time.Duration {
+	if s >= float64(math.MaxInt64)/float64(time.Second) {
+		return math.MaxInt64
+	}
+	return time.Duration(s * float64(time.Second))
+}
 
 func tubeOf(ts *backend.TubeStats) Tube {
 	return Tube{

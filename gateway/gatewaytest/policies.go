@@ -22,7 +22,7 @@ import (
 // newPair returns two Backends on one store, as two gateway processes would have (or the same
 // Backend twice, for a store that is not shared), and registers their cleanup. Each gateway
 // sets the case's policy itself, as each gateway of a fleet does from its config at start.
-// Cases run in parallel, each in its own tube; the rate case takes about 10 s.
+// Cases run in parallel, each in its own tube; the rate and backoff cases take about 10 s.
 func RunPolicies(t *testing.T, newPair func(t *testing.T) (a, b backend.Backend)) {
 	cases := []struct {
 		name string
@@ -31,6 +31,8 @@ func RunPolicies(t *testing.T, newPair func(t *testing.T) (a, b backend.Backend)
 		{"CrashingWorkersJobLandsBuried", crashingWorkersJobLandsBuried},
 		{"CapHoldsAcrossTwentyWorkers", capHoldsAcrossTwentyWorkers},
 		{"RateHoldsAcrossTwoGateways", rateHoldsAcrossTwoGateways},
+		{"TimedOutJobComesBackAfterABackoffThenIsBuried", timedOutJobBacksOffThenIsBuried},
+		{"AReleaseDelayWinsOverTheBackoff", releaseDelayWinsOverTheBackoff},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -240,4 +242,83 @@ func rateHoldsAcrossTwoGateways(t *testing.T, f *policyFleet) {
 	got := float64(reserved.Load())
 	t.Logf("%v reserves in %v (want %v ± 10%%)", got, window, want)
 	require.InDelta(t, want, got, want/10)
+}
+
+// A worker that takes a job and lets its TTR run out sees it again once the TTR and the backoff
+// have passed — a backoff of 1 s, then 2 s, then 4 s — and the job is buried when the last try
+// allowed by max-reserves times out. Each try reserves on a fresh connection, alternating between
+// the gateways, while the connection holding the job stays open: the TTR returns it, not a
+// connection's end.
+func timedOutJobBacksOffThenIsBuried(t *testing.T, f *policyFleet) {
+	const (
+		ttr = time.Second
+		// early and late bound when a try may come: a store acts on a TTR or a due time a little
+		// after it, never before.
+		early = 50 * time.Millisecond
+		late  = 700 * time.Millisecond
+	)
+	f.govern(backend.Policy{RetryDelay: time.Second, MaxReserves: 4})
+	producer, _ := f.dial(0)
+	id, err := producer.Put([]byte("flaky"), 0, 0, ttr)
+	require.NoError(t, err)
+	_, ws := f.dial(0)
+	got, _, err := ws.Reserve(5 * time.Second)
+	require.NoError(t, err)
+	require.Equal(t, id, got)
+	last := time.Now()
+	for i, backoff := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		_, ws := f.dial((i + 1) % 2)
+		got, _, err := ws.Reserve(15 * time.Second)
+		require.NoError(t, err)
+		require.Equal(t, id, got)
+		now := time.Now()
+		gap := now.Sub(last) - ttr
+		t.Logf("try %d came %v after the TTR ran out (backoff %v)", i+2, gap, backoff)
+		require.GreaterOrEqual(t, gap, backoff-early, "try %d came before its backoff", i+2)
+		require.LessOrEqual(t, gap, backoff+late, "try %d came late", i+2)
+		last = now
+	}
+	require.Eventually(t, func() bool {
+		st, err := producer.StatsJob(id)
+		return err == nil && st["state"] == "buried"
+	}, ttr+2*time.Second, 10*time.Millisecond, "the fourth try's timeout buries the job")
+	st, err := producer.StatsJob(id)
+	require.NoError(t, err)
+	require.Equal(t, "4", st["reserves"])
+	require.Equal(t, "4", st["timeouts"])
+	require.Equal(t, "1", st["buries"])
+}
+
+// A release with a delay keeps the worker's delay; a release with delay 0 gets the backoff
+// (2 s after the second reservation), which stats-job shows as the job's delay.
+func releaseDelayWinsOverTheBackoff(t *testing.T, f *policyFleet) {
+	f.govern(backend.Policy{RetryDelay: time.Second})
+	w, ws := f.dial(0)
+	id, err := w.Put([]byte("x"), 0, 0, time.Minute)
+	require.NoError(t, err)
+	stats := func(c *beanstalk.Conn) map[string]string {
+		st, err := c.StatsJob(id)
+		require.NoError(t, err)
+		return st
+	}
+
+	got, _, err := ws.Reserve(5 * time.Second)
+	require.NoError(t, err)
+	require.Equal(t, id, got)
+	require.NoError(t, w.Release(id, 0, 30*time.Second))
+	st := stats(w)
+	require.Equal(t, "delayed", st["state"])
+	require.Equal(t, "30", st["delay"])
+
+	other, ots := f.dial(1)
+	require.NoError(t, other.KickJob(id))
+	got, _, err = ots.Reserve(5 * time.Second)
+	require.NoError(t, err)
+	require.Equal(t, id, got)
+	require.NoError(t, other.Release(id, 0, 0))
+	st = stats(w)
+	require.Equal(t, "delayed", st["state"])
+	require.Equal(t, "2", st["delay"])
+	_, _, err = ots.Reserve(0)
+	require.ErrorIs(t, err, beanstalk.ErrTimeout, "not ready before its backoff")
 }

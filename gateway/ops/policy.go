@@ -24,7 +24,7 @@ func ObservePolicyActions(reg prometheus.Registerer, store backend.Backend, maxT
 	c := &policyActions{
 		vec: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "beangate_policy_actions_total",
-			Help: "Actions of tube policies taken by this gateway: jobs buried (max-reserves, expire-after) or deleted (expire-after), reserves deferred (max-reserved, rate), puts answered with an existing job (unique).",
+			Help: "Actions of tube policies taken by this gateway: jobs buried (max-reserves, expire-after) or deleted (expire-after), jobs that came back delayed by their backoff (retry-delay), reserves deferred (max-reserved, rate), puts answered with an existing job (unique).",
 		}, []string{"tube", "policy", "action"}),
 		max:   maxTubes,
 		tubes: map[string]struct{}{},

@@ -4,11 +4,13 @@
 -- With policies: a job past its expiry under expire-after with bury, or else one that has reached
 -- its tube's max-reserves, is buried instead (buries + 1), and nothing is announced. (Past its
 -- expiry with delete, it is requeued, and the policy tick the caller runs next deletes it.)
+-- Else, released with delay 0 under retry-delay, it is delayed by its backoff (and its delay is
+-- that backoff).
 -- Announced only if another gateway process holds a live lease (see put.sql).
 -- $1 now (NULL: database clock), $2 session, $3 id, $4 priority, $5 delay (µs), $6 the caller's
 -- own processes.
 -- Returns (the job's tube, whether the tube was announced: local waiters are woken by the caller
--- /*P*/, the policy that buried it or NULL/*-P*/), or no row.
+-- /*P*/, the policy that buried it (or retry-delay, that delayed it) or NULL/*-P*/), or no row.
 -- The conditions beside the id are wrapped in (...) IS TRUE, which no index can serve, so that the
 -- job is found by its primary key: a generic plan made on a small table would otherwise scan a
 -- partial index of all reservations (jobs_reserved_by, jobs_reserved_tube).
@@ -17,22 +19,25 @@ WITH /*P*/why AS (
         WHEN p.expire_after_us > 0 AND j.expires_at <= {{now}} THEN
             CASE WHEN p.expire_action = 2 THEN 'expire-after' END
         WHEN p.max_reserves > 0 AND j.reserves >= p.max_reserves THEN 'max-reserves'
-        END AS policy
+        WHEN p.retry_delay_us > 0 AND $5::bigint = 0 THEN 'retry-delay'
+        END AS policy,
+        {{schema}}.retry_backoff_us(p, j.reserves) AS backoff_us
     FROM {{schema}}.jobs j CROSS JOIN LATERAL {{schema}}.tube_policy(j.tube) p
     WHERE j.id = $3::bigint
 ), policy AS (
-    SELECT coalesce((SELECT w.policy IS NOT NULL FROM why w), false) AS bury,
-        coalesce((SELECT w.policy = 'expire-after' FROM why w), false) AS expired
+    SELECT coalesce((SELECT w.policy IN ('expire-after', 'max-reserves') FROM why w), false) AS bury,
+        coalesce((SELECT w.policy = 'expire-after' FROM why w), false) AS expired,
+        coalesce((SELECT w.backoff_us FROM why w WHERE w.policy = 'retry-delay'), $5::bigint) AS delay_us
 ), /*-P*/released AS (
     UPDATE {{schema}}.jobs
-    SET priority = $4::bigint, delay_us = $5::bigint, releases = releases + 1, reserved_by = NULL,
+    SET priority = $4::bigint, delay_us = /*N*/$5::bigint/*-N*//*P*/(SELECT delay_us FROM policy)/*-P*/, releases = releases + 1, reserved_by = NULL,
         /*N*/state = CASE WHEN $5::bigint > 0 THEN 2 ELSE 1 END,
         ready_at = CASE WHEN $5::bigint > 0 THEN ready_at ELSE {{now}} END,
         due_at = CASE WHEN $5::bigint > 0 THEN {{now}} + $5::bigint * interval '1 microsecond' END/*-N*/
-        /*P*/state = CASE WHEN (SELECT bury FROM policy) THEN 4 WHEN $5::bigint > 0 THEN 2 ELSE 1 END,
-        ready_at = CASE WHEN $5::bigint > 0 OR (SELECT bury FROM policy) THEN ready_at ELSE {{now}} END,
-        due_at = CASE WHEN $5::bigint > 0 AND NOT (SELECT bury FROM policy)
-                      THEN {{now}} + $5::bigint * interval '1 microsecond' END,
+        /*P*/state = CASE WHEN (SELECT bury FROM policy) THEN 4 WHEN (SELECT delay_us FROM policy) > 0 THEN 2 ELSE 1 END,
+        ready_at = CASE WHEN (SELECT delay_us FROM policy) > 0 OR (SELECT bury FROM policy) THEN ready_at ELSE {{now}} END,
+        due_at = CASE WHEN (SELECT delay_us FROM policy) > 0 AND NOT (SELECT bury FROM policy)
+                      THEN {{now}} + (SELECT delay_us FROM policy) * interval '1 microsecond' END,
         buries = buries + (SELECT bury FROM policy)::int,
         buried_seq = CASE WHEN (SELECT bury FROM policy) THEN nextval('{{schema}}.buried_seq') END,
         expires_at = CASE WHEN (SELECT expired FROM policy) THEN 'infinity' ELSE expires_at END/*-P*/

@@ -381,8 +381,9 @@ local function unlink(t, m, st, o)
 end
 
 -- Policies (backend.Policies). B:policies maps each pattern (a tube name or a glob with '*') to
--- its policy as "mr ea act mx rate burst u": max-reserves, expire-after (ns), expire action (0
--- unset, 1 delete, 2 bury), max-reserved, rate (per second), burst, unique (1/0). A tube's hash
+-- its policy as "mr ea act mx rate burst u rd rdmax": max-reserves, expire-after (ns), expire
+-- action (0 unset, 1 delete, 2 bury), max-reserved, rate (per second), burst, unique (1/0),
+-- retry-delay and retry-delay-max (ns; absent from a policy written before they existed). A tube's hash
 -- keeps the text of the policy that governs it (pol, a hot field: read with the others, so a
 -- tube without one costs no command), set when the tube is made (ensure_tube) and whenever a
 -- policy is set or cleared (repolicy_all). Every hook below starts from pol and does nothing
@@ -391,16 +392,23 @@ end
 -- POLS caches parsed policies by their text, which never changes meaning (NPOLS of them).
 local POLS, NPOLS = {}, 0
 
--- parse_pol is the policy of text s: {mr, ea (ms), bury, mx, rate, burst, u, limits}.
+-- MAX_RETRY_MS is backend.MaxRetryDelay in ms: the backoff's cap when retry-delay-max is unset.
+local MAX_RETRY_MS = 4294967295000
+
+-- parse_pol is the policy of text s: {mr, ea (ms), bury, mx, rate, burst, u, rd (ms), rdmax
+-- (ms), limits}.
 local function parse_pol(s)
   local p = POLS[s]
   if p then return p end
-  local mr, ea, act, mx, rate, burst, u =
-    string.match(s, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)')
+  local mr, ea, act, mx, rate, burst, u, rd, rdmax =
+    string.match(s, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) ?(%d*) ?(%d*)')
   ea = tonumber(ea)
+  rd, rdmax = tonumber(rd) or 0, tonumber(rdmax) or 0
   p = {mr = tonumber(mr), ea = math.ceil(ea / 1000000), bury = act == '2', mx = tonumber(mx),
-    rate = tonumber(rate), burst = math.max(tonumber(burst), 1), u = u == '1'}
-  p.limits = p.mr > 0 or p.ea > 0 or p.mx > 0 or p.rate > 0 or p.u
+    rate = tonumber(rate), burst = math.max(tonumber(burst), 1), u = u == '1',
+    rd = math.ceil(rd / 1000000), rdmax = math.ceil(rdmax / 1000000)}
+  if p.rdmax == 0 then p.rdmax = MAX_RETRY_MS end
+  p.limits = p.mr > 0 or p.ea > 0 or p.mx > 0 or p.rate > 0 or p.u or p.rd > 0
   if NPOLS >= 1000 then POLS, NPOLS = {}, 0 end
   POLS[s], NPOLS = p, NPOLS + 1
   return p
@@ -538,12 +546,24 @@ local function to_buried(t, m)
   redis.call('HINCRBY', kjob(m), 'nbur', '1')
 end
 
+-- retry_backoff is how long policy P delays a job that came back after its n-th reservation
+-- (ms): rd × 2^(n−1), at most rdmax (backend.Policy.RetryBackoff).
+local function retry_backoff(P, n)
+  local d = P.rd
+  for _ = 2, n do
+    if d >= P.rdmax then break end
+    d = d * 2
+  end
+  return math.min(d, P.rdmax)
+end
+
 -- come_back applies tube t's policy P (if any) to job m, reserved until now and already out of
--- the reserved sets, that would become ready or delayed again (its TTR ran out, its holder
--- left or released it): past its expiry it is deleted or buried (expire-after), else buried
--- if it has been reserved max-reserves times. Returns 'deleted' or 'buried' if a policy took
--- it, false when the caller requeues it.
-local function come_back(t, m, P)
+-- the reserved sets, that would become ready or delayed again at at (ms; its TTR ran out, its
+-- holder left or released it with delay ms): past its expiry it is deleted or buried
+-- (expire-after), else buried if it has been reserved max-reserves times, else delayed by its
+-- retry backoff unless released with a delay of its own. Returns 'deleted', 'buried' or
+-- 'delayed' if a policy took it, false when the caller requeues it.
+local function come_back(t, m, P, delay, at)
   if not P then return false end
   local took = false
   if P.ea > 0 then
@@ -567,6 +587,15 @@ local function come_back(t, m, P)
     act(t, 'max-reserves', 'bury', m)
     if P.ea > 0 then x_add(t, m, P) end
     took = 'buried'
+  end
+  if not took and P.rd > 0 and delay == 0 then
+    local d = retry_backoff(P, num(redis.call('HGET', kjob(m), 'nres') or '0'))
+    local due = ds(at + d)
+    redis.call('HSET', kjob(m), 'd', ds(d), 'o', '', 's', 'delayed', 'a', due)
+    to_delayed(t, m, due)
+    entered(t, m, 'delayed', P)
+    act(t, 'retry-delay', 'delay', m)
+    took = 'delayed'
   end
   if took and P.mx > 0 then notify(t) end -- a slot freed
   return took
@@ -830,14 +859,7 @@ local function tick(t, quiet)
   if nd and (nd == 'n' or ndnum(h) > NOW) then
     return tick_pause(t, quiet, pu, woke, nd)
   end
-  local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', now_s(), 'WITHSCORES')
-  for i = 1, #due, 2 do
-    to_ready(t, due[i], redis.call('HGET', kjob(due[i]), 'p'), due[i + 1])
-  end
-  if #due > 0 then
-    redis.call('ZREMRANGEBYSCORE', kdelayed(t), '-inf', now_s())
-    woke = true
-  end
+  -- Reservations first: one backed off (retry-delay) to a time already past is due below.
   local expired = redis.call('ZRANGEBYSCORE', kreserved(t), '-inf', now_s(), 'WITHSCORES')
   local P = h.pol and parse_pol(h.pol)
   for i = 1, #expired, 2 do
@@ -846,13 +868,21 @@ local function tick(t, quiet)
     if f[2] and f[2] ~= '' then redis.call('ZREM', ksres(f[2]), m) end
     redis.call('HINCRBY', kjob(m), 'ntim', '1')
     sadd('timeouts', 1)
-    if not come_back(t, m, P) then
+    if not come_back(t, m, P, 0, expired[i + 1] + 0) then
       to_ready(t, m, f[1], expired[i + 1])
       if P then entered(t, m, 'ready', P) end
     end
   end
   if #expired > 0 then
     redis.call('ZREMRANGEBYSCORE', kreserved(t), '-inf', now_s())
+    woke = true
+  end
+  local due = redis.call('ZRANGEBYSCORE', kdelayed(t), '-inf', now_s(), 'WITHSCORES')
+  for i = 1, #due, 2 do
+    to_ready(t, due[i], redis.call('HGET', kjob(due[i]), 'p'), due[i + 1])
+  end
+  if #due > 0 then
+    redis.call('ZREMRANGEBYSCORE', kdelayed(t), '-inf', now_s())
     woke = true
   end
   if P and P.ea > 0 then expire_due(t, P) end
@@ -923,7 +953,7 @@ local function end_session(s, proc)
   for _, h in ipairs(held) do
     redis.call('ZREM', kreserved(h.t), h.m)
     local P = tpol(h.t)
-    if not come_back(h.t, h.m, P) then
+    if not come_back(h.t, h.m, P, 0, NOW) then
       to_ready(h.t, h.m, redis.call('HGET', kjob(h.m), 'p'))
       if P then entered(h.t, h.m, 'ready', P) end
       notify(h.t)

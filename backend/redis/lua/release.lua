@@ -1,5 +1,6 @@
 -- release: return a job reserved by the session to ready (delay 0, notifying its tube) or
--- delayed (see to_delayed), with a new priority; releases += 1.
+-- delayed (see to_delayed), with a new priority; releases += 1. Under retry-delay, delay 0
+-- delays it by its backoff (come_back).
 -- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
 -- ARGV[3] = session, ARGV[4] = id (padded), ARGV[5] = priority, ARGV[6] = delay ms
 -- returns 1, or 0 unless the job is reserved by the session, or 2 if a policy buried it
@@ -11,9 +12,9 @@ if not t then return 0 end
 unlink(t, m, 'reserved', s)
 redis.call('HINCRBY', kjob(m), 'nrel', '1')
 local P = tpol(t)
-if P and (P.mr > 0 or P.ea > 0) then
+if P and (P.mr > 0 or P.ea > 0 or P.rd > 0) then
   redis.call('HSET', kjob(m), 'p', pri, 'd', ARGV[6])
-  local took = come_back(t, m, P)
+  local took = come_back(t, m, P, delay, NOW)
   if took == 'buried' then return 2 end
   if took then return 1 end
 end

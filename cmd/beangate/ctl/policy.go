@@ -18,7 +18,7 @@ import (
 func policyCmd(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
-		Short: "Set, show and clear tube policies: max reserves, expiry, concurrency and rate caps, unique puts (beangate, --api)",
+		Short: "Set, show and clear tube policies: max reserves, retry backoff, expiry, concurrency and rate caps, unique puts (beangate, --api)",
 	}
 	cmd.AddCommand(policySetCmd(o), policyGetCmd(o), policyListCmd(o), policyClearCmd(o))
 	return cmd
@@ -34,8 +34,9 @@ func (o *options) policyAPI() (*apiClient, error) {
 
 func policySetCmd(o *options) *cobra.Command {
 	var (
-		p           console.Policy
-		expireAfter time.Duration
+		p                       console.Policy
+		expireAfter, retryDelay time.Duration
+		retryMax                time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "set TUBE",
@@ -44,15 +45,20 @@ func policySetCmd(o *options) *cobra.Command {
 tube, whole (an empty policy exempts a tube from a broader glob). Flags not given set no limit.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if expireAfter < 0 {
-				return usageError{fmt.Errorf("--expire-after %v: must not be negative", expireAfter)}
+			for _, d := range []struct {
+				flag string
+				v    time.Duration
+			}{{"--expire-after", expireAfter}, {"--retry-delay", retryDelay}, {"--retry-delay-max", retryMax}} {
+				if d.v < 0 {
+					return usageError{fmt.Errorf("%s %v: must not be negative", d.flag, d.v)}
+				}
 			}
 			a, err := o.policyAPI()
 			if err != nil {
 				return err
 			}
 			p.Tube = args[0]
-			p.ExpireAfter = expireAfter.Seconds()
+			p.ExpireAfter, p.RetryDelay, p.RetryMax = expireAfter.Seconds(), retryDelay.Seconds(), retryMax.Seconds()
 			if _, err := a.post(cmd.Context(), "/api/policy", console.Action{Tube: p.Tube, Policy: &p}); err != nil {
 				return err
 			}
@@ -65,6 +71,8 @@ tube, whole (an empty policy exempts a tube from a broader glob). Flags not give
 	}
 	f := cmd.Flags()
 	f.Uint32Var(&p.MaxReserves, "max-reserves", 0, "bury a job reserved `N` times instead of requeueing it")
+	f.DurationVar(&retryDelay, "retry-delay", 0, "delay a job that comes back (TTR, holder gone, release with delay 0) `DURATION` × 2^(reserves−1)")
+	f.DurationVar(&retryMax, "retry-delay-max", 0, "the longest --retry-delay backoff (default: no cap short of 2^32−1 s)")
 	f.DurationVar(&expireAfter, "expire-after", 0, "delete (or bury) a job not deleted this `DURATION` after its put")
 	f.StringVar(&p.ExpireAction, "expire-action", "", "what --expire-after does: delete (the default) or bury")
 	f.Uint32Var(&p.MaxReserved, "max-reserved", 0, "at most `N` jobs of the tube reserved at once, fleet-wide")
@@ -151,7 +159,7 @@ func policyClearCmd(o *options) *cobra.Command {
 
 func printPolicies(w io.Writer, ps []console.Policy) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TUBE\tMAX-RESERVES\tEXPIRE-AFTER\tEXPIRE-ACTION\tMAX-RESERVED\tRATE\tBURST\tUNIQUE")
+	fmt.Fprintln(tw, "TUBE\tMAX-RESERVES\tRETRY-DELAY\tEXPIRE-AFTER\tEXPIRE-ACTION\tMAX-RESERVED\tRATE\tBURST\tUNIQUE")
 	dash := func(n uint64) string {
 		if n == 0 {
 			return "-"
@@ -174,8 +182,8 @@ func printPolicies(w io.Writer, ps []console.Policy) {
 		if p.Unique {
 			unique = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Tube, dash(uint64(p.MaxReserves)), expire, action,
-			dash(uint64(p.MaxReserved)), rate, burst, unique)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Tube, dash(uint64(p.MaxReserves)), retryText(p),
+			expire, action, dash(uint64(p.MaxReserved)), rate, burst, unique)
 	}
 	_ = tw.Flush()
 }
@@ -191,6 +199,12 @@ func describePolicy(p console.Policy) string {
 	}
 	if p.MaxReserves > 0 {
 		add(fmt.Sprintf("--max-reserves %d", p.MaxReserves))
+	}
+	if p.RetryDelay > 0 {
+		add("--retry-delay " + secondsDuration(p.RetryDelay).String())
+		if p.RetryMax > 0 {
+			add("--retry-delay-max " + secondsDuration(p.RetryMax).String())
+		}
 	}
 	if p.ExpireAfter > 0 {
 		add(fmt.Sprintf("--expire-after %s --expire-action %s", secondsDuration(p.ExpireAfter), orDefault(p.ExpireAction, "delete")))
@@ -208,6 +222,17 @@ func describePolicy(p console.Policy) string {
 		return "no limits (exempt from broader globs)"
 	}
 	return s
+}
+
+// retryText is a policy's backoff for the list: "1s..10m0s" (first..cap), "1s" without a cap.
+func retryText(p console.Policy) string {
+	switch {
+	case p.RetryDelay == 0:
+		return "-"
+	case p.RetryMax == 0:
+		return secondsDuration(p.RetryDelay).String()
+	}
+	return secondsDuration(p.RetryDelay).String() + ".." + secondsDuration(p.RetryMax).String()
 }
 
 func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

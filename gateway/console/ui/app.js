@@ -10,6 +10,8 @@ const S = { info: null, live: true, timer: null, cursors: [''], preview: 'text',
 const $ = (sel, root = document) => root.querySelector(sel);
 const esc = s => String(s).replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
 const fmtSecs = s => s >= 3600 ? (s / 3600).toFixed(1) + 'h' : s >= 60 ? (s / 60).toFixed(1) + 'm' : s.toFixed(0) + 's';
+// fmtShort is fmtSecs keeping a fraction of a second under a minute (a retry delay of 0.5 s).
+const fmtShort = s => s >= 60 ? fmtSecs(s) : +s.toFixed(3) + 's';
 const rate = r => r >= 10 ? r.toFixed(0) : r.toFixed(1);
 
 async function api(path, body) {
@@ -261,6 +263,8 @@ function tubeActions(t) {
     <div class="bar" id="policy-form">
       <span class="muted">policy of ${esc(t)}:</span>
       <label>max reserves <input id="pol-max-reserves" type="number" min="0" size="5"></label>
+      <label>retry delay <input id="pol-retry-delay" type="number" min="0" step="any" size="5">s</label>
+      <label>up to <input id="pol-retry-delay-max" type="number" min="0" step="any" size="6">s</label>
       <label>expire after <input id="pol-expire-after" type="number" min="0" size="6">s</label>
       <select id="pol-expire-action"><option value="">then delete</option><option value="bury">then bury</option></select>
       <label>max reserved <input id="pol-max-reserved" type="number" min="0" size="5"></label>
@@ -276,6 +280,7 @@ function tubeActions(t) {
 function describePolicy(p) {
   const parts = [];
   if (p.max_reserves) parts.push('max reserves ' + p.max_reserves);
+  if (p.retry_delay) parts.push('retry delay ' + fmtShort(p.retry_delay) + ' doubling' + (p.retry_delay_max ? ' up to ' + fmtShort(p.retry_delay_max) : ''));
   if (p.expire_after) parts.push(`expire after ${fmtSecs(p.expire_after)} then ${p.expire_action || 'delete'}`);
   if (p.max_reserved) parts.push('max reserved ' + p.max_reserved);
   if (p.rate) parts.push(`rate ${p.rate}/s burst ${p.burst || 1}`);
@@ -297,6 +302,8 @@ function fillPolicyForm(pol) {
   $('#policy-form').hidden = !pol;
   const p = (pol && pol.governing) || {};
   $('#pol-max-reserves').value = p.max_reserves || '';
+  $('#pol-retry-delay').value = p.retry_delay || '';
+  $('#pol-retry-delay-max').value = p.retry_delay_max || '';
   $('#pol-expire-after').value = p.expire_after || '';
   $('#pol-expire-action').value = p.expire_action || '';
   $('#pol-max-reserved').value = p.max_reserved || '';
@@ -323,7 +330,8 @@ function bindTubeActions(name) {
   $('#put').onclick = () => act('put', { tube: name, body: $('#put-body').value, pri: num('#put-pri'), delay: num('#put-delay'), ttr: num('#put-ttr') });
   $('#pol-set').onclick = () => {
     const policy = {
-      tube: name, max_reserves: num('#pol-max-reserves'), expire_after: num('#pol-expire-after'),
+      tube: name, max_reserves: num('#pol-max-reserves'), retry_delay: num('#pol-retry-delay'),
+      retry_delay_max: num('#pol-retry-delay-max'), expire_after: num('#pol-expire-after'),
       max_reserved: num('#pol-max-reserved'), rate: num('#pol-rate'), burst: num('#pol-burst'),
       unique: $('#pol-unique').checked,
     };
