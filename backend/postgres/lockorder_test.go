@@ -131,7 +131,7 @@ func TestWaitingForATubeHoldsNothingAfterIt(t *testing.T) {
 // written after the versions of jobs changed before it. Here jobs 1 and 2 (tubes b and a) are
 // changed in the order 2, 1, so that job 1's row lies after job 2's, and job 1 is held by another
 // transaction while each statement runs: waiting for it, the statement must hold nothing that
-// comes after it (job 2, a tube, the counters row).
+// comes after it (job 2, a tube, a rate bucket, the counters row).
 func TestWaitingForAJobHoldsNothingAfterIt(t *testing.T) {
 	const s = backend.SessionID("lockorder.1")
 	later := func(b *Backend) any { return time.Now().Add(time.Hour) } // both reservations run out
@@ -196,6 +196,10 @@ func TestWaitingForAJobHoldsNothingAfterIt(t *testing.T) {
 					require.NoError(t, err)
 				}
 
+				// Rate buckets of both tubes, as reserves under a rate policy leave them.
+				_, err := b.pool.Exec(ctx, "INSERT INTO "+schema+".tube_rates (tube, tat) VALUES ('a', now()), ('b', now())")
+				require.NoError(t, err)
+
 				holder, err := b.pool.Begin(ctx)
 				require.NoError(t, err)
 				defer func() { _ = holder.Rollback(ctx) }()
@@ -226,6 +230,7 @@ func TestWaitingForAJobHoldsNothingAfterIt(t *testing.T) {
 				for _, probe := range []string{
 					fmt.Sprintf("SELECT 1 FROM %s.jobs WHERE id = %d FOR UPDATE NOWAIT", schema, ids[1]),
 					"SELECT 1 FROM " + schema + ".tubes WHERE name IN ('a', 'b') FOR UPDATE NOWAIT",
+					"SELECT 1 FROM " + schema + ".tube_rates FOR UPDATE NOWAIT",
 					"SELECT 1 FROM " + schema + ".counters WHERE id = 1 FOR UPDATE NOWAIT",
 				} {
 					tx, err := b.pool.Begin(ctx)
@@ -272,24 +277,15 @@ var lockOps = []struct {
 		return putAll(ctx, p.b, []string{"b", "a"}, time.Second)
 	}},
 	{"delete", false, func(ctx context.Context, p *lockPair) error {
-		return both(func() error { return p.b.Delete(ctx, p.session, p.held[1]) },
-			func() error { return p.b.Delete(ctx, p.session, p.held[0]) })
+		return writeAll(ctx, p.b, deletion{int64(p.held[1]), string(p.session)}, deletion{int64(p.held[0]), string(p.session)})
 	}},
 	{"delete ready", false, func(ctx context.Context, p *lockPair) error {
-		return both(func() error { return p.b.Delete(ctx, p.session, p.ready[1]) },
-			func() error { return p.b.Delete(ctx, p.session, p.ready[0]) })
+		return writeAll(ctx, p.b, deletion{int64(p.ready[1]), string(p.session)}, deletion{int64(p.ready[0]), string(p.session)})
 	}},
 	{"put and delete", false, func(ctx context.Context, p *lockPair) error {
-		// One write batch (lock_tubes first), as puts and deletes arriving together make.
-		items := []write{
-			{put: p.b.newPutItem(backend.PutParams{Tube: "b", TTR: time.Minute, Body: []byte(fmt.Sprint(time.Now().UnixNano()))})},
-			{del: &deleteItem{session: p.session, id: p.ready[1]}},
-			{del: &deleteItem{session: p.session, id: p.ready[0]}},
-			{del: &deleteItem{session: p.session, id: p.held[0]}},
-		}
-		errs := make([]error, len(items))
-		p.b.writes.DoAll(ctx, items, make([]writeResult, len(items)), errs)
-		return errors.Join(errs...)
+		return writeAll(ctx, p.b, backend.PutParams{Tube: "b", TTR: time.Minute, Body: []byte(fmt.Sprint(time.Now().UnixNano()))},
+			deletion{int64(p.ready[1]), string(p.session)}, deletion{int64(p.ready[0]), string(p.session)},
+			deletion{int64(p.held[0]), string(p.session)})
 	}},
 	{"use", false, func(ctx context.Context, p *lockPair) error {
 		for _, tube := range []string{"c", "b", "a", "default"} {
@@ -358,11 +354,36 @@ var lockOps = []struct {
 			func() error { _, err := p.b.MoveJobs(ctx, "b", "a", backend.Delayed, 1); return err })
 	}},
 	{"set policy", true, func(ctx context.Context, p *lockPair) error {
-		// Every job of a filed anew (another expiry), and a's rate bucket starts full again.
-		return p.b.SetPolicy(ctx, backend.Policy{Tube: "a", ExpireAfter: time.Hour + time.Duration(p.b.localNow().UnixNano()%1000)*time.Millisecond,
-			Rate: 10000, Burst: 10000})
+		// Every job filed anew (another expiry), and every rate bucket full again.
+		pol := lockPolicy
+		pol.ExpireAfter += time.Duration(p.b.localNow().UnixNano()%1000+1) * time.Millisecond
+		return p.b.SetPolicy(ctx, pol)
 	}},
 }
+
+// writeAll runs puts (backend.PutParams) and deletes (deletion) in one write batch, as calls
+// arriving together make it (with both, lock_tubes first); a delete that finds nothing is no
+// error.
+func writeAll(ctx context.Context, b *Backend, ws ...any) error {
+	items := make([]write, len(ws))
+	for i, w := range ws {
+		switch w := w.(type) {
+		case backend.PutParams:
+			items[i].put = b.newPutItem(w)
+		case deletion:
+			items[i].del = &deleteItem{session: backend.SessionID(w.session), id: uint64(w.id)}
+		}
+	}
+	errs := make([]error, len(items))
+	b.writes.DoAll(ctx, items, make([]writeResult, len(items)), errs)
+	return errors.Join(errs...)
+}
+
+// lockPolicy governs every tube of TestNoTwoWritesDeadlock where policies are in force: every
+// policy variant of the statements, and the policy tick, without holding anything back (the
+// limits are far above what the rounds reach).
+var lockPolicy = backend.Policy{Tube: "*", ExpireAfter: time.Hour, MaxReserves: 1000, MaxReserved: 1000,
+	Unique: true, Rate: 10000, Burst: 10000}
 
 // putAll puts a job into each of tubes in one write batch.
 func putAll(ctx context.Context, b *Backend, tubes []string, delay time.Duration) error {
@@ -433,10 +454,7 @@ func TestNoTwoWritesDeadlock(t *testing.T) {
 			apps := []string{"lockorder0_" + schema, "lockorder1_" + schema}
 			gw := []*Backend{open(apps[0]), open(apps[1])}
 			if policies {
-				// Every policy variant of the statements, and the policy tick, without holding
-				// anything back: the limits are far above what the rounds reach.
-				require.NoError(t, gw[0].SetPolicy(ctx, backend.Policy{Tube: "*", ExpireAfter: time.Hour,
-					MaxReserves: 1000, MaxReserved: 1000, Unique: true, Rate: 10000, Burst: 10000}))
+				require.NoError(t, gw[0].SetPolicy(ctx, lockPolicy))
 				for _, b := range gw {
 					require.Eventually(t, b.policiesActive, 5*time.Second, 10*time.Millisecond)
 				}
