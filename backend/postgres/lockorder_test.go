@@ -77,50 +77,10 @@ func TestWaitingForATubeHoldsNothingAfterIt(t *testing.T) {
 					ids = append(ids, int64(id))
 				}
 
-				holder, err := b.pool.Begin(ctx)
-				require.NoError(t, err)
-				defer func() { _ = holder.Rollback(ctx) }()
-				_, err = holder.Exec(ctx, "SELECT 1 FROM "+schema+".tubes WHERE name = 'a' FOR UPDATE")
-				require.NoError(t, err)
-
-				conn, err := b.pool.Acquire(ctx)
-				require.NoError(t, err)
-				defer conn.Release()
-				pid := conn.Conn().PgConn().PID()
-				done := make(chan error, 1)
-				go func() {
-					tx, err := conn.Begin(ctx)
-					if err == nil {
-						err = tt.run(ctx, b, tx, policies, ids)
-					}
-					if err == nil {
-						err = tx.Commit(ctx)
-					}
-					done <- err
-				}()
-				require.Eventually(t, func() bool {
-					var waiting bool
-					err := b.pool.QueryRow(ctx, "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false) FROM pg_stat_activity WHERE pid = $1", pid).Scan(&waiting)
-					return err == nil && waiting
-				}, 5*time.Second, 5*time.Millisecond, "the statement never waited for tube a")
-
-				for _, probe := range []string{
-					"SELECT 1 FROM " + schema + ".tubes WHERE name = 'b' FOR UPDATE NOWAIT",
-					"SELECT 1 FROM " + schema + ".counters WHERE id = 1 FOR UPDATE NOWAIT",
-				} {
-					tx, err := b.pool.Begin(ctx)
-					require.NoError(t, err)
-					_, err = tx.Exec(ctx, probe)
-					_ = tx.Rollback(ctx)
-					var pgErr *pgconn.PgError
-					if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available
-						t.Errorf("waiting for tube a, it holds what comes after it: %s", probe)
-						continue
-					}
-					require.NoError(t, err)
-				}
-				require.NoError(t, holder.Rollback(ctx))
-				require.NoError(t, <-done)
+				requireHoldsNothingAfter(t, ctx, b, "tube a", "SELECT 1 FROM "+schema+".tubes WHERE name = 'a' FOR UPDATE",
+					func(ctx context.Context, tx pgx.Tx) error { return tt.run(ctx, b, tx, policies, ids) },
+					"SELECT 1 FROM "+schema+".tubes WHERE name = 'b' FOR UPDATE NOWAIT",
+					"SELECT 1 FROM "+schema+".counters WHERE id = 1 FOR UPDATE NOWAIT")
 			})
 		}
 	}
@@ -200,55 +160,64 @@ func TestWaitingForAJobHoldsNothingAfterIt(t *testing.T) {
 				_, err := b.pool.Exec(ctx, "INSERT INTO "+schema+".tube_rates (tube, tat) VALUES ('a', now()), ('b', now())")
 				require.NoError(t, err)
 
-				holder, err := b.pool.Begin(ctx)
-				require.NoError(t, err)
-				defer func() { _ = holder.Rollback(ctx) }()
-				_, err = holder.Exec(ctx, fmt.Sprintf("SELECT 1 FROM %s.jobs WHERE id = %d FOR UPDATE", schema, ids[0]))
-				require.NoError(t, err)
-
-				conn, err := b.pool.Acquire(ctx)
-				require.NoError(t, err)
-				defer conn.Release()
-				pid := conn.Conn().PgConn().PID()
-				done := make(chan error, 1)
-				go func() {
-					tx, err := conn.Begin(ctx)
-					if err == nil {
-						err = tt.run(ctx, b, tx, policies, ids)
-					}
-					if err == nil {
-						err = tx.Commit(ctx)
-					}
-					done <- err
-				}()
-				require.Eventually(t, func() bool {
-					var waiting bool
-					err := b.pool.QueryRow(ctx, "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false) FROM pg_stat_activity WHERE pid = $1", pid).Scan(&waiting)
-					return err == nil && waiting
-				}, 5*time.Second, 5*time.Millisecond, "the statement never waited for job 1")
-
-				for _, probe := range []string{
+				requireHoldsNothingAfter(t, ctx, b, "job 1", fmt.Sprintf("SELECT 1 FROM %s.jobs WHERE id = %d FOR UPDATE", schema, ids[0]),
+					func(ctx context.Context, tx pgx.Tx) error { return tt.run(ctx, b, tx, policies, ids) },
 					fmt.Sprintf("SELECT 1 FROM %s.jobs WHERE id = %d FOR UPDATE NOWAIT", schema, ids[1]),
-					"SELECT 1 FROM " + schema + ".tubes WHERE name IN ('a', 'b') FOR UPDATE NOWAIT",
-					"SELECT 1 FROM " + schema + ".tube_rates FOR UPDATE NOWAIT",
-					"SELECT 1 FROM " + schema + ".counters WHERE id = 1 FOR UPDATE NOWAIT",
-				} {
-					tx, err := b.pool.Begin(ctx)
-					require.NoError(t, err)
-					_, err = tx.Exec(ctx, probe)
-					_ = tx.Rollback(ctx)
-					var pgErr *pgconn.PgError
-					if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available
-						t.Errorf("waiting for job 1, it holds what comes after it: %s", probe)
-						continue
-					}
-					require.NoError(t, err)
-				}
-				require.NoError(t, holder.Rollback(ctx))
-				require.NoError(t, <-done)
+					"SELECT 1 FROM "+schema+".tubes WHERE name IN ('a', 'b') FOR UPDATE NOWAIT",
+					"SELECT 1 FROM "+schema+".tube_rates FOR UPDATE NOWAIT",
+					"SELECT 1 FROM "+schema+".counters WHERE id = 1 FOR UPDATE NOWAIT")
 			})
 		}
 	}
+}
+
+// requireHoldsNothingAfter runs statements (run, in a transaction of its own) while another
+// transaction holds a row (hold, a locking read of what), and once they wait for it checks
+// that they hold none of the rows the probes (NOWAIT locking reads) take: rows that come after
+// it in the lock order.
+func requireHoldsNothingAfter(t *testing.T, ctx context.Context, b *Backend, what, hold string, run func(context.Context, pgx.Tx) error, probes ...string) {
+	t.Helper()
+	holder, err := b.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(ctx) }()
+	_, err = holder.Exec(ctx, hold)
+	require.NoError(t, err)
+
+	conn, err := b.pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	pid := conn.Conn().PgConn().PID()
+	done := make(chan error, 1)
+	go func() {
+		tx, err := conn.Begin(ctx)
+		if err == nil {
+			err = run(ctx, tx)
+		}
+		if err == nil {
+			err = tx.Commit(ctx)
+		}
+		done <- err
+	}()
+	require.Eventually(t, func() bool {
+		var waiting bool
+		err := b.pool.QueryRow(ctx, "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false) FROM pg_stat_activity WHERE pid = $1", pid).Scan(&waiting)
+		return err == nil && waiting
+	}, 5*time.Second, 5*time.Millisecond, "the statement never waited for %s", what)
+
+	for _, probe := range probes {
+		tx, err := b.pool.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, probe)
+		_ = tx.Rollback(ctx)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available
+			t.Errorf("waiting for %s, it holds what comes after it: %s", what, probe)
+			continue
+		}
+		require.NoError(t, err)
+	}
+	require.NoError(t, holder.Rollback(ctx))
+	require.NoError(t, <-done)
 }
 
 // lockPair is one side of TestNoTwoWritesDeadlock: a gateway (Backend) and the session and jobs
