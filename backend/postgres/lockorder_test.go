@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -409,7 +410,12 @@ func TestNoTwoWritesDeadlock(t *testing.T) {
 			var deadlocks []string
 			open := func(app string) *Backend {
 				opts := testOptions(schema, clock)
-				opts.DSN += "&deadlock_timeout=10ms&application_name=" + app
+				sep := "?"
+				if strings.Contains(opts.DSN, "?") {
+					sep = "&"
+				}
+				// (deadlock_timeout is a superuser's setting: the test server's user is one.)
+				opts.DSN += sep + "deadlock_timeout=10ms&application_name=" + app
 				b, err := New(ctx, opts)
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = b.Close() })
