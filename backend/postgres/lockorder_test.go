@@ -419,11 +419,12 @@ func TestNoTwoWritesDeadlock(t *testing.T) {
 				b, err := New(ctx, opts)
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = b.Close() })
-				b.retried = func(err error) {
+				retried := func(err error) {
 					mu.Lock()
 					defer mu.Unlock()
 					deadlocks = append(deadlocks, err.Error())
 				}
+				b.retried.Store(&retried)
 				return b
 			}
 			apps := []string{"lockorder0_" + schema, "lockorder1_" + schema}

@@ -62,7 +62,7 @@ type Backend struct {
 
 	// retried, when set (tests), sees every error attempt retries: a deadlock or serialization
 	// failure, which a caller never sees otherwise.
-	retried func(error)
+	retried atomic.Pointer[func(error)]
 
 	stop      chan struct{}
 	closeOnce sync.Once
@@ -237,8 +237,8 @@ func (b *Backend) attempt(ctx context.Context, f func(ctx context.Context) error
 		if err == nil || !retryable(err) {
 			break
 		}
-		if b.retried != nil {
-			b.retried(err)
+		if f := b.retried.Load(); f != nil {
+			(*f)(err)
 		}
 	}
 	return err
