@@ -296,7 +296,7 @@ func (b *Backend) SetPolicy(ctx context.Context, p backend.Policy) error {
 		bt.Queue(b.st.get("policy_set"), p.Tube, likePattern(p.Tube), stars > 0, len(p.Tube)-stars, stars,
 			int64(p.MaxReserves), p.ExpireAfter.Microseconds(), int16(act), int64(p.MaxReserved), p.Rate,
 			int64(p.Burst), p.Unique, p.RetryDelay.Microseconds(), p.RetryDelayMax.Microseconds())
-		bt.Queue(b.st.get("policy_apply"))
+		bt.Queue(b.st.get("policy_apply"), p.Tube, likePattern(p.Tube), stars > 0, true)
 		return b.batch(ctx, bt)
 	})
 	if err != nil {
@@ -309,15 +309,19 @@ func (b *Backend) SetPolicy(ctx context.Context, p backend.Policy) error {
 func (b *Backend) ClearPolicy(ctx context.Context, pattern string) error {
 	found := false
 	err := b.run(ctx, "clear policy", func(ctx context.Context) error {
-		found = false
-		bt := &pgx.Batch{}
-		bt.Queue(b.st.get("policy_clear"), pattern).Query(func(rows pgx.Rows) error {
-			var s string
-			_, err := pgx.ForEachRow(rows, []any{&s}, func() error { found = true; return nil })
+		return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+			found = false
+			rows, err := tx.Query(ctx, b.st.get("policy_clear"), pattern)
+			if err != nil {
+				return err
+			}
+			if _, err := pgx.ForEachRow(rows, []any{new(string)}, func() error { found = true; return nil }); err != nil {
+				return err
+			}
+			// Only a pattern that governed tubes drops their rate buckets.
+			_, err = tx.Exec(ctx, b.st.get("policy_apply"), pattern, likePattern(pattern), strings.Contains(pattern, "*"), found)
 			return err
 		})
-		bt.Queue(b.st.get("policy_apply"))
-		return b.batch(ctx, bt)
 	})
 	if err != nil {
 		return err

@@ -62,6 +62,10 @@ type Backend struct {
 	undurable        *undurable
 	durableEveryTest atomic.Int64
 
+	// retried, when set (tests), sees every error attempt retries: a deadlock or serialization
+	// failure, which a caller never sees otherwise.
+	retried atomic.Pointer[func(error)]
+
 	stop      chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
@@ -235,6 +239,9 @@ func (b *Backend) attempt(ctx context.Context, f func(ctx context.Context) error
 		cancel()
 		if err == nil || !retryable(err) {
 			break
+		}
+		if f := b.retried.Load(); f != nil {
+			(*f)(err)
 		}
 	}
 	return err

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +41,25 @@ func DropPublishes(b *Backend) { b.dropPub.Store(true) }
 // DEADLINE_SOON, its timeout), so that a test can move a fake clock at that moment. Set it before
 // the first reserve that waits.
 func SetBeforeTimer(b *Backend, f func()) { b.waiters.beforeTimer = f }
+
+// WaiterStates describes b's waiting reserves, for a test that finds one waiting too long: per
+// waiter its session, whether a wake-up is pending, whether it is idle and the due time (ms) it
+// is armed for (-1: none), in session order.
+func WaiterStates(b *Backend) string {
+	ws := b.waiters
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	var out []string
+	for s, w := range ws.bySession {
+		at := int64(-1)
+		if w.slot != nil {
+			at = w.slot.at
+		}
+		out = append(out, fmt.Sprintf("%s: pending %d, idle %v, armed for %d", s, len(w.ch), w.idle, at))
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
+}
 
 // SetBeforeSend makes every batch's leader run f before it takes the queue, so that a test can
 // hold a batch back while other calls queue up behind it. The batcher reads f without a lock:

@@ -211,7 +211,15 @@ func TestDueTimesLoseNoWakeUp(t *testing.T) {
 	for _, jobs := range []int{2, 1, 1} {
 		clock.Advance(time.Second)
 		for range jobs {
-			require.NoError(t, <-got, "a wake-up was lost: a reserve waited until its context ended")
+			select {
+			case err := <-got:
+				require.NoError(t, err)
+			case <-time.After(5 * time.Second):
+				// Taken while the reserves still wait, so that a failure says which of them
+				// should have been woken (idle: passed over; armed: for which due time).
+				t.Fatalf("a wake-up was lost: no reserve got the job due at %v; waiters: %s",
+					clock.Now().UnixMilli(), beanredis.WaiterStates(b))
+			}
 		}
 	}
 	cancel()

@@ -8,10 +8,14 @@ WITH created AS (
     INSERT INTO {{schema}}.session_watches (session_id, tube)
     SELECT id, 'default' FROM created
     ON CONFLICT DO NOTHING
+    RETURNING 1
 )
+-- The tube row last, as every statement takes the session's rows before its tubes' (see
+-- lock_tubes.sql): the condition runs watched first, which PostgreSQL, left to itself, ran last.
 INSERT INTO {{schema}}.tubes AS t (name, using_count, watching_count)
 SELECT 'default', count(*), count(*) FROM created
 WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
+  AND (SELECT count(*) FROM watched) >= 0
 ON CONFLICT (name) DO UPDATE
 SET using_count = t.using_count + excluded.using_count,
     watching_count = t.watching_count + excluded.watching_count

@@ -9,11 +9,23 @@
 -- which the caller garbage-collects.
 WITH input AS (
     SELECT * FROM unnest($2::bigint[], $3::text[]) AS i(id, session)
-), deleted AS (
+), locked AS MATERIALIZED (
+    -- The job rows in id order, as every statement that waits for several takes them (see
+    -- lock_tubes.sql): the DELETE alone takes them in the order its plan meets them (physical,
+    -- for the bitmap scan its generic plan uses), and waited for one while holding another that
+    -- a reserve's promotion, a session end or another gateway's write batch, each in id order,
+    -- held while waiting for the first: a deadlock, broken only by deadlock_timeout (1 s).
     -- Jobs are found by id = ANY (an index condition), not by a join with input, whose generic
     -- plan could scan the whole primary key; the session allowed to delete is looked up after.
-    DELETE FROM {{schema}}.jobs j
+    SELECT j.id FROM {{schema}}.jobs j
     WHERE j.id = ANY($2::bigint[])
+      AND EXISTS (SELECT 1 FROM input i
+                  WHERE i.id = j.id AND (j.state <> 3 OR j.reserved_by = i.session OR j.due_at <= {{now}}))
+    ORDER BY j.id
+    FOR UPDATE
+), deleted AS (
+    DELETE FROM {{schema}}.jobs j
+    WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
       AND EXISTS (SELECT 1 FROM input i
                   WHERE i.id = j.id AND (j.state <> 3 OR j.reserved_by = i.session OR j.due_at <= {{now}}))
     RETURNING j.id, j.tube,
