@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -50,8 +51,8 @@ committed it. Killed at any point, run it again: nothing is lost, nothing is dou
 // migrateCmd is `beangate migrate`.
 func migrateCmd(ctx context.Context, p process, args []string) int {
 	fs := pflag.NewFlagSet("migrate", pflag.ContinueOnError)
-	fs.SetOutput(p.stderr)
-	fs.Usage = func() { fmt.Fprint(p.stderr, migrateUsage) }
+	fs.SetOutput(io.Discard) // a usage error is one line, printed below; help is asked for
+	fs.Usage = func() {}
 	from := fs.String("from", "", "")
 	to := fs.String("to", "", "")
 	follow := fs.Bool("follow", false, "")
@@ -61,13 +62,18 @@ func migrateCmd(ctx context.Context, p process, args []string) int {
 	progress := fs.String("progress", "auto", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprint(p.stdout, migrateUsage)
 			return exitOK
 		}
-		return exitUsage
+		return migrateUsageError(p, "%v", err)
 	}
-	if *from == "" || (*to == "" && !*dry) || fs.NArg() > 0 {
-		fmt.Fprint(p.stderr, migrateUsage)
-		return exitUsage
+	switch {
+	case *from == "":
+		return migrateUsageError(p, "--from is required")
+	case *to == "" && !*dry:
+		return migrateUsageError(p, "--to is required (or --dry-run)")
+	case fs.NArg() > 0:
+		return migrateUsageError(p, "unexpected argument %q", fs.Arg(0))
 	}
 	log := slog.New(slog.NewTextHandler(p.stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
@@ -152,6 +158,14 @@ func openMigrateDest(ctx context.Context, to string, log *slog.Logger) (migrate.
 		return nil, err
 	}
 	return migrate.NewStoreDest(b), nil
+}
+
+// migrateUsageError prints what was wrong with the command line in one line, as the server's
+// usage errors do, and where the whole usage is.
+func migrateUsageError(p process, format string, a ...any) int {
+	fmt.Fprintf(p.stderr, "beangate migrate: "+format+"\n", a...)
+	fmt.Fprintln(p.stderr, "Try 'beangate migrate --help' for more information.")
+	return exitUsage
 }
 
 func migrateFailed(p process, what string, err error) int {

@@ -55,3 +55,26 @@ func TestMigrateDBHelpAndUsage(t *testing.T) {
 		require.Regexp(t, `^beangate: [^\n]+\nTry 'beangate migrate-db --help' for more information.\n$`, stderr)
 	}
 }
+
+// A mistaken migrate command line says what was wrong in one line and where the usage is; help
+// asked for prints the whole usage on stdout.
+func TestMigrateHelpAndUsage(t *testing.T) {
+	t.Parallel()
+	exit, stdout, _ := runArgs(t, "migrate", "--help")
+	require.Equal(t, exitOK, exit)
+	require.Contains(t, stdout, "Usage: beangate migrate --from SRC --to DST")
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"migrate", "--nope"}, "unknown flag: --nope"},
+		{[]string{"migrate", "--to", "memory://"}, "--from is required"},
+		{[]string{"migrate", "--from", "beanstalk://127.0.0.1:1"}, "--to is required"},
+		{[]string{"migrate", "--from", "beanstalk://127.0.0.1:1", "--dry-run", "extra"}, `unexpected argument "extra"`},
+	} {
+		exit, _, stderr := runArgs(t, c.args...)
+		require.Equal(t, exitUsage, exit, stderr)
+		require.Regexp(t, `^beangate migrate: [^\n]+\nTry 'beangate migrate --help' for more information.\n$`, stderr)
+		require.Contains(t, stderr, c.says)
+	}
+}
