@@ -121,7 +121,7 @@ func TestWaitingForAJobHoldsNothingAfterIt(t *testing.T) {
 		{"policy_apply", false, func(ctx context.Context, b *Backend, tx pgx.Tx, _ bool, _ []int64) error {
 			// Another expiry for every tube: every job is filed anew.
 			_, err := tx.Exec(ctx, b.st.get("policy_set"), "*", "%", true, 0, 1, int64(0), time.Minute.Microseconds(),
-				int16(0), int64(0), 0.0, int64(0), false)
+				int16(0), int64(0), 0.0, int64(0), false, int64(0), int64(0))
 			if err == nil {
 				_, err = tx.Exec(ctx, b.st.get("policy_apply"), "*", "%", true, true)
 			}
