@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -26,8 +27,9 @@ import (
 //
 // It also tells when the server may have been lost, for the reservations committed there
 // without waiting for the flush (durability.go): lost runs when a connection that was
-// established breaks (not by a timeout, nor closed here), and when a new connection finds a
-// server started at another time than the last one (restarted, or a standby promoted).
+// established breaks (not by a timeout, nor closed here, nor after pgx said goodbye on it), and
+// when a new connection finds a server started at another time than the last one (restarted,
+// or a standby promoted).
 type dialer struct {
 	down func() bool // the database is known unreachable
 	lost func()      // the server may have crashed or been replaced
@@ -117,7 +119,15 @@ type trackedConn struct {
 	d           *dialer
 	established atomic.Bool // past afterConnect
 	closed      atomic.Bool // closed here: its reads and writes fail for that
+	goodbye     atomic.Bool // pgx sent Terminate: the server closes it, as asked
 }
+
+// terminate is the protocol's Terminate message, the last one pgx writes on a connection it
+// gives up. A statement interrupted by its context is one: pgx then reads what the server still
+// sends until the server, having read the Terminate, closes the connection (pgconn's
+// asyncClose), and that end is no break. (Over TLS this sees ciphertext; there the server's
+// close_notify ends the reads before the socket's end is read.)
+var terminate = []byte{'X', 0, 0, 0, 4}
 
 func (c *trackedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
@@ -128,6 +138,9 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 }
 
 func (c *trackedConn) Write(p []byte) (int, error) {
+	if bytes.HasSuffix(p, terminate) {
+		c.goodbye.Store(true) // before the server can answer it
+	}
 	n, err := c.Conn.Write(p)
 	if err != nil {
 		c.failed(err)
@@ -136,10 +149,12 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 }
 
 // failed reports a connection broken under it: the server crashed, was shut down, or ended
-// this backend. A timeout is pgx interrupting a call (or a slow server), not a break.
+// this backend. A timeout is pgx interrupting a call (or a slow server), not a break; nor is
+// the end of a connection pgx gave up, whatever ended the call on it (a caller that stopped
+// waiting is no sign of the server).
 func (c *trackedConn) failed(err error) {
 	var ne net.Error
-	if !c.established.Load() || c.closed.Load() || errors.Is(err, os.ErrDeadlineExceeded) ||
+	if !c.established.Load() || c.closed.Load() || c.goodbye.Load() || errors.Is(err, os.ErrDeadlineExceeded) ||
 		errors.As(err, &ne) && ne.Timeout() || c.d.lost == nil {
 		return
 	}

@@ -116,7 +116,7 @@ func (b *Backend) tickPolicies(ctx context.Context, force bool) error {
 	if !policies {
 		return nil
 	}
-	err := b.attempt(ctx, func(ctx context.Context) error {
+	err := b.call(ctx, func(ctx context.Context) error {
 		acts, gone, next = acts[:0], gone[:0], nil
 		clear(readied)
 		now := b.now()
@@ -155,7 +155,6 @@ func (b *Backend) tickPolicies(ctx context.Context, force bool) error {
 		bt.Queue(b.st.get("tick_next")).QueryRow(func(row pgx.Row) error { return row.Scan(&next) })
 		return b.batch(ctx, bt)
 	})
-	b.noteOutage(err)
 	if err != nil {
 		return opErr("policy tick", err)
 	}
@@ -226,7 +225,7 @@ func (b *Backend) loadPolicies(ctx context.Context) error {
 // queryPolicies reads every policy, or the one keyed pattern.
 func (b *Backend) queryPolicies(ctx context.Context, pattern *string) ([]backend.Policy, error) {
 	var ps []backend.Policy
-	err := b.attempt(ctx, func(ctx context.Context) error {
+	err := b.call(ctx, func(ctx context.Context) error {
 		ps = ps[:0]
 		rows, err := b.pool.Query(ctx, b.st.get("policy_list"), pattern)
 		if err != nil {
@@ -252,7 +251,6 @@ func (b *Backend) queryPolicies(ctx context.Context, pattern *string) ([]backend
 		})
 		return err
 	})
-	b.noteOutage(err)
 	return ps, opErr("policies", err)
 }
 

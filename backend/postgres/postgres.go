@@ -197,19 +197,24 @@ func (b *Backend) now() any {
 	return b.opts.Clock.Now()
 }
 
-// run calls f for operation op, its ctx the caller's (see attempt), and translates its error.
-// A failure after the caller gave up is the caller's, not the database's: ctx's error, and no
-// sign of an outage.
+// run calls f for operation op, its ctx the caller's (see call), and translates its error.
 func (b *Backend) run(ctx context.Context, op string, f func(ctx context.Context) error) error {
 	if err := b.tickPolicies(ctx, false); err != nil {
 		return err
 	}
+	return opErr(op, b.call(ctx, f))
+}
+
+// call is attempt for a caller's ctx. A failure after the caller gave up (ctx ended: its own
+// deadline, a client gone) is the caller's, not the database's: ctx's error, and no sign of an
+// outage. Any other failure that says the database cannot be reached is noted.
+func (b *Backend) call(ctx context.Context, f func(ctx context.Context) error) error {
 	err := b.attempt(ctx, f)
 	if err != nil && ctx.Err() != nil {
-		return opErr(op, ctx.Err())
+		return ctx.Err()
 	}
 	b.noteOutage(err)
-	return opErr(op, err)
+	return err
 }
 
 // runBatch calls f for a batch's Exec (internal/batch), whose ctx ends when the batch's calls are
