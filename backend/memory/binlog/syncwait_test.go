@@ -52,7 +52,16 @@ func TestReserveDoesNotWaitForZeroFill(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	l := openLog(t, Options{MaxFileSize: 4096, NoSync: true})
-	l.slowPrepare = 300 * time.Millisecond
+	hold := make(chan struct{}) // every zero-fill started from here on lasts until released below
+	l.holdPrepare = hold
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(hold)
+		}
+	}
+	t.Cleanup(release)
 	id := uint64(1)
 	for first := l.current(); l.current() == first; id++ { // fill the first file: a spare starts
 		require.NoError(t, l.Commit(put(t, l, &mu, id)))
@@ -60,11 +69,20 @@ func TestReserveDoesNotWaitForZeroFill(t *testing.T) {
 	require.NotEmpty(t, l.spares)
 	require.False(t, isClosed(l.spares[0].ready), "the spare is still being zero-filled")
 
-	start := time.Now()
-	mu.Lock()
-	require.NoError(t, l.Reserve(3*4096))
-	mu.Unlock()
-	require.Less(t, time.Since(start), 100*time.Millisecond)
+	reserved := make(chan error, 1)
+	go func() {
+		mu.Lock()
+		defer mu.Unlock()
+		reserved <- l.Reserve(3 * 4096)
+	}()
+	select { // a reservation that waited for the zero-fill would wait until it is released
+	case err := <-reserved:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		release()
+		t.Fatal("the reservation waited for the spare's zero-fill")
+	}
+	release()
 	for range 200 { // through the spare under way and the files made for the reservation
 		require.NoError(t, l.Commit(put(t, l, &mu, id)))
 		id++
