@@ -79,7 +79,6 @@ type Log struct {
 	slowSync    time.Duration // tests: each fsync round takes at least this long
 	syncing     atomic.Bool   // tests: an fsync round is under way
 	holdSync    chan struct{} // tests: each fsync round waits until this is closed
-	slowPrepare time.Duration // tests: each spare's zero-fill takes at least this long
 	holdPrepare chan struct{} // tests: each spare's zero-fill waits until this is closed
 	onSync      atomic.Pointer[func(time.Duration)]
 }
@@ -173,10 +172,9 @@ func (l *Log) prepareSpare() {
 	f := &File{N: l.nextNum(), size: headerSize, capacity: l.opts.MaxFileSize, ready: ready}
 	l.spares = append(l.spares, f)
 	l.prep.Add(1)
-	slow, hold := l.slowPrepare, l.holdPrepare
+	hold := l.holdPrepare
 	go func() {
 		defer l.prep.Done()
-		time.Sleep(slow)
 		if hold != nil {
 			<-hold
 		}
