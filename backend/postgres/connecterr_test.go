@@ -18,36 +18,23 @@ import (
 // refusingServer is a PostgreSQL server, as pgx sees it, that refuses TLS and then every login
 // with fail: what a server without TLS and with a password pgx was not given looks like.
 func refusingServer(t *testing.T, fail *pgproto3.ErrorResponse) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
+	return loopbackServer(t, func(c net.Conn) {
+		defer c.Close()
+		be := pgproto3.NewBackend(c, c)
 		for {
-			c, err := ln.Accept()
+			msg, err := be.ReceiveStartupMessage()
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				be := pgproto3.NewBackend(c, c)
-				for {
-					msg, err := be.ReceiveStartupMessage()
-					if err != nil {
-						return
-					}
-					if _, ok := msg.(*pgproto3.SSLRequest); ok {
-						_, _ = c.Write([]byte("N"))
-						continue
-					}
-					be.Send(fail)
-					_ = be.Flush()
-					return
-				}
-			}()
+			if _, ok := msg.(*pgproto3.SSLRequest); ok {
+				_, _ = c.Write([]byte("N"))
+				continue
+			}
+			be.Send(fail)
+			_ = be.Flush()
+			return
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 // pgx reports every attempt in order, one per line: with sslmode=prefer the TLS attempt the

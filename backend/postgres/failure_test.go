@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A server that accepts connections and never answers: the worst case of a hung database.
-func blackhole(t *testing.T) string {
+// loopbackServer listens on a free loopback port and hands each connection to serve, on a
+// goroutine of its own; the listener and the connections end with the test.
+func loopbackServer(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
@@ -24,9 +26,15 @@ func blackhole(t *testing.T) string {
 				return
 			}
 			t.Cleanup(func() { _ = c.Close() })
+			go serve(c)
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// A server that accepts connections and never answers: the worst case of a hung database.
+func blackhole(t *testing.T) string {
+	return loopbackServer(t, func(net.Conn) {})
 }
 
 func TestUnresponsiveDatabaseFailsNewWithinTheTimeout(t *testing.T) {
