@@ -259,7 +259,8 @@ func TestSQLPutsAndGatewayPutsTogether(t *testing.T) {
 	var deadlocks sync.Map
 	retried := func(err error) { deadlocks.Store(err.Error(), true) }
 	b.retried.Store(&retried)
-	ctx := testCtx(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // 640 jobs on a busy machine
+	defer cancel()
 
 	var mu sync.Mutex
 	put := map[uint64]string{} // id → body
@@ -581,9 +582,9 @@ func TestSQLPutAppliesTubePolicies(t *testing.T) {
 					}
 					sqlGot <- id
 				}()
+				gw := dialBeanstalk(t, addr)
 				go func() {
-					c := dialBeanstalk(t, addr)
-					id, err := beanstalk.NewTube(c, tube).Put([]byte("same"), 0, 0, time.Minute)
+					id, err := beanstalk.NewTube(gw, tube).Put([]byte("same"), 0, 0, time.Minute)
 					if err != nil {
 						t.Error(err)
 					}
