@@ -53,6 +53,16 @@ func TestWaitingForATubeHoldsNothingAfterIt(t *testing.T) {
 				i64, i64, i32, i32, i32, i32, i32, [][]byte{[]byte("x"), []byte("y")})
 			return err
 		}},
+		{"sql put", nil, func(ctx context.Context, b *Backend, tx pgx.Tx, _ bool, _ []int64) error {
+			// Its tube rows are taken when the transaction commits (requireHoldsNothingAfter
+			// commits it), by name whatever the order of the calls.
+			for _, tube := range []string{"b", "a"} {
+				if _, err := sqlPut(ctx, tx, b.opts.Schema, tube, "x", 0, "0", "60 s"); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
 		{"tick_expire", &backend.Policy{Tube: "*", ExpireAfter: time.Hour},
 			func(ctx context.Context, b *Backend, tx pgx.Tx, _ bool, _ []int64) error {
 				// Two hours on: both jobs have expired, and are deleted.
@@ -322,6 +332,23 @@ var lockOps = []struct {
 	{"move jobs", false, func(ctx context.Context, p *lockPair) error {
 		return both(func() error { _, err := p.b.MoveJobs(ctx, "a", "b", backend.Ready, 1); return err },
 			func() error { _, err := p.b.MoveJobs(ctx, "b", "a", backend.Delayed, 1); return err })
+	}},
+	{"sql put", false, func(ctx context.Context, p *lockPair) error {
+		// An application's transaction (on the gateway's pool, to be seen under its name),
+		// its tube rows taken at COMMIT. Into unique tubes in name order, as documented: their
+		// advisory locks are taken at each call.
+		tubes := []string{"b", "a"}
+		if p.b.policiesActive() {
+			tubes = []string{"a", "b"}
+		}
+		return pgx.BeginFunc(ctx, p.b.pool, func(tx pgx.Tx) error {
+			for _, tube := range tubes {
+				if _, err := sqlPut(ctx, tx, p.b.opts.Schema, tube, fmt.Sprint(time.Now().UnixNano()), 0, "0", "60 s"); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}},
 	{"set policy", true, func(ctx context.Context, p *lockPair) error {
 		// Every job filed anew (another expiry), and every rate bucket full again.

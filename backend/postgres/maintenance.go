@@ -7,8 +7,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// vacuumTables churn the most: every job is inserted, updated two or three times and deleted.
-var vacuumTables = []string{"jobs", "tubes", "counters", "sessions", "session_watches", "processes", "job_timeout_counts"}
+// vacuumTables churn the most: every job is inserted, updated two or three times and deleted
+// (and every SQL put leaves a dead row of sql_puts).
+var vacuumTables = []string{"jobs", "tubes", "counters", "sessions", "session_watches", "processes", "job_timeout_counts", "sql_puts"}
 
 // vacuumLoop vacuums the queue tables every VacuumInterval, on one gateway at a time (an advisory
 // lock), so that dead rows and index entries of finished jobs do not pile up when autovacuum is

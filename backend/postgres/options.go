@@ -43,6 +43,9 @@ type Options struct {
 	// themselves); New then only checks that every migration it needs is applied, and fails
 	// otherwise. Migrations run by default.
 	SkipMigrate bool
+	// MaxJobSize is the gateway's -z, recorded in the schema at start-up as the body limit of
+	// the SQL put (docs/postgresql.md); 0 leaves the recorded one (65535 until a gateway sets it).
+	MaxJobSize int
 	// Logger receives background failures (listener, heartbeats); nil discards them.
 	Logger *slog.Logger
 }

@@ -141,6 +141,9 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	b.leases = newLeases()
 	pctx, cancel := context.WithTimeout(ctx, opts.CommandTimeout)
 	err = b.loadPolicies(pctx)
+	if err == nil {
+		err = b.recordMaxJobSize(pctx)
+	}
 	cancel()
 	if err != nil {
 		b.closePool()

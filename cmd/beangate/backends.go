@@ -55,6 +55,7 @@ func storeOpener(cfg configs.Config, log *slog.Logger) (open func(context.Contex
 			return nil, false, err
 		}
 		opts.Logger = log
+		opts.MaxJobSize = int(cfg.MaxJobSize) // the SQL put's body limit (validated: at most 1 GiB)
 		return func(ctx context.Context) (backend.Backend, error) { return beanpg.New(ctx, opts) }, true, nil
 	default:
 		return nil, false, fmt.Errorf("backend: scheme %q is not supported by this build", u.Scheme)
