@@ -28,7 +28,7 @@ func BenchmarkPolicyCost(b *testing.B) {
 			be := New(Options{}) // the system clock: a rate's tokens accrue as the loop runs
 			b.Cleanup(func() { _ = be.Close() })
 			ctx := context.Background()
-			if err := be.BeginSession(ctx, "bench.1"); err != nil {
+			if err := be.BeginSession(ctx, "bench.1", backend.SessionInfo{}); err != nil {
 				b.Fatal(err)
 			}
 			if bc.p != nil {
@@ -77,7 +77,7 @@ func BenchmarkRetryDelayCost(b *testing.B) {
 			be := New(Options{})
 			b.Cleanup(func() { _ = be.Close() })
 			ctx := context.Background()
-			if err := be.BeginSession(ctx, "bench.1"); err != nil {
+			if err := be.BeginSession(ctx, "bench.1", backend.SessionInfo{}); err != nil {
 				b.Fatal(err)
 			}
 			if bc.p != nil {

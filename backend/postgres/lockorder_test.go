@@ -140,7 +140,7 @@ func TestWaitingForAJobHoldsNothingAfterIt(t *testing.T) {
 				if policies {
 					require.NoError(t, b.SetPolicy(ctx, backend.Policy{Tube: "*", ExpireAfter: time.Hour}))
 				}
-				require.NoError(t, b.BeginSession(ctx, s))
+				require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 				var ids []int64
 				for _, tube := range []string{"b", "a"} {
 					id, err := b.Put(ctx, backend.PutParams{Tube: tube, TTR: time.Minute, Body: []byte(tube)})
@@ -615,7 +615,7 @@ func setUpLockPair(t *testing.T, ctx context.Context, gw []*Backend, round int) 
 		p.held = ids[8+2*k : 10+2*k]
 		sides[k] = &p
 		go func() {
-			err := b.BeginSession(ctx, p.session)
+			err := b.BeginSession(ctx, p.session, backend.SessionInfo{})
 			for _, id := range p.held {
 				if err == nil {
 					_, err = b.ReserveJob(ctx, p.session, id)

@@ -9,7 +9,7 @@ import (
 )
 
 // BeginSession registers s (using and watching default) and starts heartbeats for its process.
-func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
+func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID, info backend.SessionInfo) error {
 	process := s.Process()
 	first := b.leases.add(process)
 	return b.run(ctx, "begin session", func(ctx context.Context) error {

@@ -18,6 +18,9 @@ if P then
 end
 local keys = {}
 for i, m in ipairs(ms) do keys[i] = kjob(m) end
+if P and P.hi then
+  for _, m in ipairs(ms) do keys[#keys + 1] = khist(m) end
+end
 redis.call('DEL', unpack(keys))
 tadd(t, 'deletes', #ms)
 gc(t)
