@@ -84,7 +84,7 @@ type Backend struct {
 	// hist holds the histories of the jobs of tubes that keep them (history.go), by job id:
 	// beside the jobs, not in them, as a job record is kept to one allocation size class.
 	hist map[uint64][]backend.JobEvent
-	keys     *keyFile          // the binlog directory's key file; nil without a binlog
+	keys *keyFile // the binlog directory's key file; nil without a binlog
 }
 
 var _ backend.Backend = (*Backend)(nil)
