@@ -108,7 +108,7 @@ func TestWaitingReserveKnowsNothingIsReadyWithoutAStatement(t *testing.T) {
 	b.reserves.SetBeforeSend(func() { sent.Add(1) })
 	reserve := func(s string, timeout time.Duration, tubes ...string) (*backend.Job, error, int64) {
 		t.Helper()
-		require.NoError(t, b.BeginSession(ctx, backend.SessionID(s)))
+		require.NoError(t, b.BeginSession(ctx, backend.SessionID(s), backend.SessionInfo{}))
 		before := sent.Load()
 		j, err := b.Reserve(ctx, backend.ReserveParams{Session: backend.SessionID(s), Tubes: tubes, Timeout: timeout})
 		return j, err, sent.Load() - before

@@ -19,7 +19,7 @@ func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID, info ba
 			// without a live process.
 			bt.Queue(b.st.get("renew_leases"), []string{process}, b.opts.LeaseTTL.Microseconds())
 		}
-		bt.Queue(b.st.get("begin_session"), string(s), process)
+		bt.Queue(b.st.get("begin_session"), string(s), process, info.Addr)
 		return b.batch(ctx, bt)
 	})
 }
