@@ -22,6 +22,7 @@ func BenchmarkPolicyCost(b *testing.B) {
 		{"max-reserved", &backend.Policy{MaxReserved: 1000}},
 		{"rate", &backend.Policy{Rate: 1e9, Burst: 1000}},
 		{"unique", &backend.Policy{Unique: true}},
+		{"history", &backend.Policy{History: true}},
 		{"all", &backend.Policy{MaxReserves: 5, ExpireAfter: time.Hour, MaxReserved: 1000, Rate: 1e9, Burst: 1000, Unique: true}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
