@@ -17,7 +17,7 @@ func (b *Backend) startHistoryLocked(j *job, at time.Time, s *session, delay tim
 	if b.hist == nil {
 		b.hist = make(map[uint64][]backend.JobEvent)
 	}
-	b.hist[j.id] = nil
+	b.hist[j.id] = make([]backend.JobEvent, 0, 2) // the usual life: put, reserved, deleted
 	b.recordLocked(j, at, backend.EventPut, s, delay, "")
 }
 
