@@ -2,6 +2,9 @@ package backend
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -64,4 +67,24 @@ func AppendEvent(h []JobEvent, e JobEvent) []JobEvent {
 		h = append(h[:0], h[len(h)-MaxJobEvents+1:]...)
 	}
 	return append(h, e)
+}
+
+// ParseEvent reads an event as the Redis and PostgreSQL stores keep it, a line of text: "time
+// kind session address delay policy", separated by single spaces, the last four possibly empty
+// (none holds a space), time (since the epoch) and delay counted in unit.
+func ParseEvent(s string, unit time.Duration) (JobEvent, error) {
+	f := strings.Split(s, " ")
+	if len(f) != 6 {
+		return JobEvent{}, fmt.Errorf("%d fields", len(f))
+	}
+	at, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return JobEvent{}, fmt.Errorf("time: %w", err)
+	}
+	delay, err := strconv.ParseInt(f[4], 10, 64)
+	if err != nil {
+		return JobEvent{}, fmt.Errorf("delay: %w", err)
+	}
+	return JobEvent{At: time.Unix(0, at*int64(unit)), Kind: EventKind(f[1]), Session: SessionID(f[2]),
+		Addr: f[3], Delay: time.Duration(delay) * unit, Policy: f[5]}, nil
 }

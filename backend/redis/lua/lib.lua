@@ -451,7 +451,8 @@ local function khist(m) return B .. ':j:' .. m .. ':h' end
 -- (backend.EventKind), the session s that acted or held the job and its address (from its
 -- hash), delay ms, the policy that acted. A put starts the list; a later event is appended only
 -- to a list that exists (RPUSHX), so that a job put before history was set keeps none. An event
--- is "ms kind session address delay policy", fields possibly empty; the list keeps the last 32.
+-- is "ms kind session address delay policy", fields possibly empty (backend.ParseEvent reads it);
+-- the list keeps the last 32.
 local function history(P, m, kind, s, delay, pol)
   if not (P and P.hi) then return end
   s = s or ''
