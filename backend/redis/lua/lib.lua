@@ -48,9 +48,10 @@
 --                              expires once)
 --   B:j:<id>:h                 list: the job's history, its last 32 events (see history), only
 --                              for a job put while its tube's policy sets history
---   B:s:<session>              hash: use; ad its client's address (for the histories); wt the tubes its waiting reserve counts in, \n-joined;
+--   B:s:<session>              hash: use; wt the tubes its waiting reserve counts in, \n-joined;
 --                              p its process, if the session was registered again (known);
---                              rq the session's reservations so far (reservation_seq)
+--                              rq the session's reservations so far (reservation_seq); ad its
+--                              client's address (for the histories)
 --   B:s:<session>:w            set of watched tubes
 --   B:s:<session>:r            zset id -> deadline of the session's reservations
 --   B:procs                    set of gateway processes with sessions
@@ -956,6 +957,7 @@ local function reserve_for(t, m, s, from_ready)
   redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres',
     ds(num(f[4] or '0') + 1), 'rq', ds(q))
   history(f[6] and tpol(t), m, 'reserved', s)
+  f[6] = nil
   local ready_for = -1
   if from_ready and f[5] then ready_for = math.max(0, NOW - f[5]) end
   f[1], f[2], f[3], f[4], f[5] = m, t, f[2], f[3], ready_for -- the reply's table, reused
