@@ -36,9 +36,13 @@ func TestWaitingForATubeHoldsNothingAfterIt(t *testing.T) {
 		run func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, ids []int64) error
 	}{
 		{"put", nil, func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, _ []int64) error {
-			_, err := tx.Exec(ctx, b.variant("put", policies), b.now(), []string{"b", "a"}, []int64{0, 0},
-				[]int64{0, 0}, []int64{60e6, 60e6}, [][]byte{[]byte("x"), []byte("y")}, []string{},
-				[]*string{nil, nil}, []*string{nil, nil}) // no waiting reserve to hand them to
+			args := []any{b.now(), []string{"b", "a"}, []int64{0, 0}, []int64{0, 0}, []int64{60e6, 60e6},
+				[][]byte{[]byte("x"), []byte("y")}, []string{},
+				[]*string{nil, nil}, []*string{nil, nil}} // no waiting reserve to hand them to
+			if policies {
+				args = append(args, []string{"lockorder.1", "lockorder.1"}) // the producers
+			}
+			_, err := tx.Exec(ctx, b.variant("put", policies), args...)
 			return err
 		}},
 		{"delete", nil, func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, ids []int64) error {
@@ -121,7 +125,7 @@ func TestWaitingForAJobHoldsNothingAfterIt(t *testing.T) {
 		{"policy_apply", false, func(ctx context.Context, b *Backend, tx pgx.Tx, _ bool, _ []int64) error {
 			// Another expiry for every tube: every job is filed anew.
 			_, err := tx.Exec(ctx, b.st.get("policy_set"), "*", "%", true, 0, 1, int64(0), time.Minute.Microseconds(),
-				int16(0), int64(0), 0.0, int64(0), false, int64(0), int64(0))
+				int16(0), int64(0), 0.0, int64(0), false, int64(0), int64(0), false)
 			if err == nil {
 				_, err = tx.Exec(ctx, b.st.get("policy_apply"), "*", "%", true, true)
 			}
