@@ -46,9 +46,11 @@ const UrgentPriority = 1024
 type Backend interface {
 	Admin
 
-	// BeginSession registers a new session, which uses and watches DefaultTube. It must be called
-	// before the session's first other call.
-	BeginSession(ctx context.Context, s SessionID) error
+	// BeginSession registers a new session, which uses and watches DefaultTube, with what info
+	// says of its client (kept with the session, for the jobs' histories: who acts is then known
+	// to the store without an argument on every call). It must be called before the session's
+	// first other call.
+	BeginSession(ctx context.Context, s SessionID, info SessionInfo) error
 
 	// EndSession forgets a session: its reserved jobs return to ready at once (counters
 	// unchanged, as when a beanstalkd client disconnects), its tube references are dropped (tubes

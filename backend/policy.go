@@ -50,6 +50,9 @@ import (
 //     becomes that backoff; a release with a delay > 0 keeps the client's delay. MaxReserves and
 //     ExpireAfter are checked first: a job they take is buried or deleted, not delayed, so that
 //     with MaxReserves N a job is tried N times with growing pauses, then buried.
+//   - History: every job put into the tube keeps the events of its life (JobHistory) until it
+//     is deleted: the last MaxJobEvents of them. A job put while the tube had no history keeps
+//     none; a policy that stops History drops its tube's jobs' histories.
 //   - Unique: a Put (or PutBatch entry) into the tube whose body equals that of a job of the
 //     tube now ready or delayed returns that job's id and stores nothing (the tube's total-jobs
 //     does not grow); the lookup is by a hash of the body, not a scan. Jobs reserved or buried
@@ -112,6 +115,7 @@ type Policy struct {
 	Unique        bool
 	RetryDelay    time.Duration // the first backoff; doubles with each reservation
 	RetryDelayMax time.Duration // the longest backoff; 0: MaxRetryDelay
+	History       bool          // keep each job's history (see Histories)
 }
 
 // MaxRetryDelay bounds RetryDelay and RetryDelayMax, and is the backoff's cap when
@@ -203,7 +207,7 @@ func (p Policy) BucketSize() uint32 { return max(p.Burst, 1) }
 // broader globs).
 func (p Policy) Limits() bool {
 	return p.MaxReserves > 0 || p.ExpireAfter > 0 || p.MaxReserved > 0 || p.Rate > 0 || p.Unique ||
-		p.RetryDelay > 0
+		p.RetryDelay > 0 || p.History
 }
 
 // IsGlob reports whether pattern has a wildcard.

@@ -20,6 +20,7 @@ type Policy struct {
 	Unique       bool          `mapstructure:"unique"`
 	RetryDelay   time.Duration `mapstructure:"retry_delay"`     // the first backoff of a job that comes back
 	RetryMax     time.Duration `mapstructure:"retry_delay_max"` // the longest backoff
+	History      bool          `mapstructure:"history"`         // keep each job's events
 }
 
 // Backend is p as the store takes it.
@@ -35,6 +36,7 @@ func (p Policy) Backend() backend.Policy {
 		Unique:        p.Unique,
 		RetryDelay:    p.RetryDelay,
 		RetryDelayMax: p.RetryMax,
+		History:       p.History,
 	}
 }
 

@@ -22,6 +22,7 @@ policies:
     unique: true
     retry_delay: 1s        # a job that comes back waits 1s, 2s, 4s … before it is ready again
     retry_delay_max: 10m
+    history: true
   - tube: billing
     rate: 0.5
   - tube: email-vip
@@ -30,7 +31,7 @@ policies:
 	require.NoError(t, err)
 	require.Equal(t, []Policy{
 		{Tube: "email-*", MaxReserves: 5, ExpireAfter: time.Hour, ExpireAction: "bury", MaxReserved: 3, Rate: 50, Burst: 10, Unique: true,
-			RetryDelay: time.Second, RetryMax: 10 * time.Minute},
+			RetryDelay: time.Second, RetryMax: 10 * time.Minute, History: true},
 		{Tube: "billing", Rate: 0.5},
 		{Tube: "email-vip"},
 	}, cfg.Policies)

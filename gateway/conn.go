@@ -252,7 +252,7 @@ func (c *conn) ensureSession() error {
 		return c.beginSessionBounded()
 	}
 	// An in-process store: no timeout context, and a small frame (see trace).
-	if err := c.srv.cfg.Backend.BeginSession(c.ctx, c.sid); err != nil {
+	if err := c.srv.cfg.Backend.BeginSession(c.ctx, c.sid, c.sessionInfo()); err != nil {
 		c.logSessionError(err)
 		return err
 	}
@@ -260,11 +260,21 @@ func (c *conn) ensureSession() error {
 	return nil
 }
 
+// sessionInfo is what the store keeps of the client with its session (the jobs' histories name
+// who put and who reserved by it).
+func (c *conn) sessionInfo() backend.SessionInfo {
+	var info backend.SessionInfo
+	if a := c.nc.RemoteAddr(); a != nil {
+		info.Addr = a.String()
+	}
+	return info
+}
+
 //go:noinline
 func (c *conn) beginSessionBounded() error {
 	ctx, cancel := c.callContext()
 	defer cancel()
-	if err := c.srv.cfg.Backend.BeginSession(ctx, c.sid); err != nil {
+	if err := c.srv.cfg.Backend.BeginSession(ctx, c.sid, c.sessionInfo()); err != nil {
 		c.logSessionError(err)
 		return err
 	}

@@ -27,11 +27,11 @@ func (s *lossyStore) ObserveLostReservations(f func([]backend.SessionID)) {
 	s.report = append(s.report, f)
 }
 
-func (s *lossyStore) BeginSession(ctx context.Context, id backend.SessionID) error {
+func (s *lossyStore) BeginSession(ctx context.Context, id backend.SessionID, info backend.SessionInfo) error {
 	s.mu.Lock()
 	s.sessions = append(s.sessions, id)
 	s.mu.Unlock()
-	return s.Backend.BeginSession(ctx, id)
+	return s.Backend.BeginSession(ctx, id, info)
 }
 
 func (s *lossyStore) lose(ids ...backend.SessionID) {

@@ -123,7 +123,7 @@ var concurrencyCases = []testCase{
 			go func() {
 				defer wg.Done()
 				id := backend.SessionID(fmt.Sprintf("worker.%d", w))
-				if err := h.b.BeginSession(ctx, id); err != nil {
+				if err := h.b.BeginSession(ctx, id, backend.SessionInfo{}); err != nil {
 					errs <- err
 					return
 				}
@@ -257,7 +257,7 @@ var concurrencyCases = []testCase{
 				for range 20 {
 					// The watchdog bounds each call: 100 calls of 40 sessions at once on a
 					// loaded machine may take longer than one watchdog in all.
-					require.NoError(h, h.b.BeginSession(h.ctx(), id))
+					require.NoError(h, h.b.BeginSession(h.ctx(), id, backend.SessionInfo{}))
 					require.NoError(h, h.b.UseTube(h.ctx(), id, tube))
 					require.NoError(h, h.b.WatchTube(h.ctx(), id, tube))
 					require.NoError(h, h.b.IgnoreTube(h.ctx(), id, backend.DefaultTube))

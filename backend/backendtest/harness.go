@@ -3,6 +3,7 @@ package backendtest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,7 +64,7 @@ func (h *harness) session() *client {
 		process = "suite"
 	}
 	c := &client{h: h, id: backend.SessionID(fmt.Sprintf("%s.%d", process, h.sessions)), used: backend.DefaultTube, watched: []string{backend.DefaultTube}}
-	require.NoError(h, h.b.BeginSession(h.ctx(), c.id))
+	require.NoError(h, h.b.BeginSession(h.ctx(), c.id, c.info()))
 	return c
 }
 
@@ -128,6 +129,11 @@ type client struct {
 	id      backend.SessionID
 	used    string
 	watched []string
+}
+
+// info is what the client's session registers: an address of its own, for the histories.
+func (c *client) info() backend.SessionInfo {
+	return backend.SessionInfo{Addr: "192.0.2.1:" + strings.TrimPrefix(string(c.id), c.id.Process()+".")}
 }
 
 func (c *client) use(tube string) *client {

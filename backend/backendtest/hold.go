@@ -19,7 +19,7 @@ func HoldReservation(t testing.TB, b backend.Backend) (backend.SessionID, uint64
 	ctx, cancel := context.WithTimeout(context.Background(), watchdog)
 	defer cancel()
 	s := backend.NewSessionIDs().Next()
-	require.NoError(t, b.BeginSession(ctx, s))
+	require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 	id, err := b.Put(ctx, backend.PutParams{Tube: backend.DefaultTube, TTR: time.Hour, Body: []byte("x")})
 	require.NoError(t, err)
 	r, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{backend.DefaultTube}})

@@ -21,6 +21,7 @@ func policyGroups() []group {
 		{"PolicyRate", rateCases, false},
 		{"PolicyUnique", uniqueCases, false},
 		{"PolicyRetryDelay", retryDelayCases, false},
+		{"PolicyHistory", historyCases, false},
 	}
 }
 

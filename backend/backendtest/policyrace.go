@@ -26,7 +26,7 @@ func RunCapShared(t *testing.T, open func(t *testing.T) backend.Backend) {
 	const capacity, jobs, workers = 3, 400, 20
 	require.NoError(t, gws[0].SetPolicy(ctx, backend.Policy{Tube: "work", MaxReserved: capacity}))
 	producer := backend.SessionID("captest.p")
-	require.NoError(t, gws[1].BeginSession(ctx, producer))
+	require.NoError(t, gws[1].BeginSession(ctx, producer, backend.SessionInfo{}))
 	require.NoError(t, gws[1].UseTube(ctx, producer, "work"))
 	for range jobs {
 		_, err := gws[1].Put(ctx, backend.PutParams{Session: producer, Tube: "work", TTR: time.Minute, Body: []byte("x")})
@@ -38,7 +38,7 @@ func RunCapShared(t *testing.T, open func(t *testing.T) backend.Backend) {
 	for i := range workers {
 		gw := gws[i%2]
 		s := backend.SessionID(fmt.Sprintf("captest.%d", i))
-		require.NoError(t, gw.BeginSession(ctx, s))
+		require.NoError(t, gw.BeginSession(ctx, s, backend.SessionInfo{}))
 		require.NoError(t, gw.WatchTube(ctx, s, "work"))
 		require.NoError(t, gw.IgnoreTube(ctx, s, backend.DefaultTube))
 		wg.Add(1)

@@ -96,9 +96,9 @@ type timedBackend struct {
 	l *ledger
 }
 
-func (b *timedBackend) BeginSession(ctx context.Context, s backend.SessionID) error {
+func (b *timedBackend) BeginSession(ctx context.Context, s backend.SessionID, info backend.SessionInfo) error {
 	defer b.l.timed("begin", time.Now(), 0)
-	return b.Backend.BeginSession(ctx, s)
+	return b.Backend.BeginSession(ctx, s, info)
 }
 
 func (b *timedBackend) EndSession(ctx context.Context, s backend.SessionID) error {
@@ -317,7 +317,7 @@ func (l *ledger) run(h *harness, d time.Duration) {
 		errs = append(errs, fmt.Errorf("%s: %w", what, err))
 	}
 	begin := func(id backend.SessionID) bool {
-		if err := b.BeginSession(ctx, id); err != nil {
+		if err := b.BeginSession(ctx, id, backend.SessionInfo{}); err != nil {
 			fail("begin", err)
 			return false
 		}

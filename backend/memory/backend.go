@@ -80,7 +80,11 @@ type Backend struct {
 	pol policies // per-tube policies (policy.go)
 
 	imported map[string]uint64 // key -> id of every imported job (Import)
-	keys     *keyFile          // the binlog directory's key file; nil without a binlog
+
+	// hist holds the histories of the jobs of tubes that keep them (history.go), by job id:
+	// beside the jobs, not in them, as a job record is kept to one allocation size class.
+	hist map[uint64][]backend.JobEvent
+	keys *keyFile // the binlog directory's key file; nil without a binlog
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -213,6 +217,7 @@ func (b *Backend) unlock() {
 // session is one client's backend-side state.
 type session struct {
 	id       backend.SessionID
+	addr     string // its client's, for the jobs' histories
 	using    *tube
 	watching []*tube              // in beanstalkd's order: removal moves the last entry into the gap
 	reserved indexedHeap[*job]    // its reserved jobs, by (deadline, id)
@@ -236,7 +241,7 @@ func (b *Backend) sessionLocked(op string, id backend.SessionID) (*session, erro
 }
 
 // BeginSession registers s, using and watching the default tube.
-func (b *Backend) BeginSession(ctx context.Context, id backend.SessionID) error {
+func (b *Backend) BeginSession(ctx context.Context, id backend.SessionID, info backend.SessionInfo) error {
 	_, err := b.begin(ctx, "begin session")
 	if err != nil {
 		return err
@@ -248,6 +253,7 @@ func (b *Backend) BeginSession(ctx context.Context, id backend.SessionID) error 
 	t := b.tubeLocked(backend.DefaultTube)
 	s := &session{
 		id:       id,
+		addr:     info.Addr,
 		using:    t,
 		watching: []*tube{t},
 		reserved: newIndexedHeap(byDeadline, setTubeIndex),
@@ -282,6 +288,7 @@ func (b *Backend) EndSession(ctx context.Context, id backend.SessionID) error {
 	}
 	slices.SortFunc(held, func(a, b *job) int { return cmp.Compare(a.seq, b.seq) })
 	for _, j := range held {
+		b.recordLocked(j, now, backend.EventHolderLeft, s, 0, "")
 		b.deadlines.Remove(int(j.gIdx))
 		j.tube.reserved--
 		j.owner = nil

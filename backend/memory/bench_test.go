@@ -14,7 +14,7 @@ var testEpoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 func benchBackend(b *testing.B) *Backend {
 	be := New(Options{Clock: clocktest.NewFake(testEpoch)})
 	b.Cleanup(func() { _ = be.Close() })
-	if err := be.BeginSession(context.Background(), "bench.1"); err != nil {
+	if err := be.BeginSession(context.Background(), "bench.1", backend.SessionInfo{}); err != nil {
 		b.Fatal(err)
 	}
 	return be
@@ -94,7 +94,7 @@ func BenchmarkParallelPutReserveDelete(b *testing.B) {
 		n++
 		sid := backend.SessionID("par." + string(rune('a'+n%26)) + time.Duration(n).String())
 		<-mu
-		if err := be.BeginSession(ctx, sid); err != nil {
+		if err := be.BeginSession(ctx, sid, backend.SessionInfo{}); err != nil {
 			b.Error(err)
 			return
 		}

@@ -26,7 +26,7 @@ func TestErrorsNameTheStoreAndTheOperation(t *testing.T) {
 			return err
 		}, "memory: put: backend closed", ErrClosed},
 		{"a reserve waiting at Close", func(t *testing.T, b *Backend) error {
-			require.NoError(t, b.BeginSession(ctx, "s.1"))
+			require.NoError(t, b.BeginSession(ctx, "s.1", backend.SessionInfo{}))
 			done := make(chan error, 1)
 			go func() {
 				_, err := b.Reserve(ctx, backend.ReserveParams{Session: "s.1", Tubes: []string{"default"}, Timeout: -1})

@@ -147,6 +147,7 @@ func (b *Backend) buryLocked(j *job) {
 
 // reserveLocked makes a detached j reserved by s from at.
 func (b *Backend) reserveLocked(j *job, s *session, at time.Time) {
+	b.recordLocked(j, at, backend.EventReserved, s, 0, "")
 	j.state = jobReserved
 	j.owner = s
 	j.at = nanos(at.Add(j.ttr))
@@ -165,6 +166,9 @@ func (b *Backend) removeLocked(j *job) {
 		b.leftLocked(j)
 	}
 	b.jobs.Delete(j.id)
+	if len(b.hist) > 0 {
+		delete(b.hist, j.id)
+	}
 	b.reclaim.removed(len(j.body))
 	j.tube.jobs--
 	b.unrefLocked(j.tube)
@@ -228,6 +232,9 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (id uint64, err 
 	}
 	if t.pol != nil {
 		b.joinedLocked(j)
+		if t.pol.History {
+			b.startHistoryLocked(j, now, b.sessions[p.Session], p.Delay)
+		}
 	}
 	return j.id, nil
 }
@@ -289,6 +296,7 @@ func (b *Backend) Release(ctx context.Context, p backend.ReleaseParams) (err err
 	if err := b.walReserveLocked(walUpdateSize); err != nil {
 		return err
 	}
+	b.recordLocked(j, now, backend.EventReleased, j.owner, p.Delay, "")
 	b.detachLocked(j)
 	j.priority = p.Priority
 	j.delay = p.Delay
@@ -335,6 +343,7 @@ func (b *Backend) Bury(ctx context.Context, sid backend.SessionID, id uint64, pr
 	if err := b.walReserveLocked(walUpdateSize); err != nil {
 		return err
 	}
+	b.recordLocked(j, now, backend.EventBuried, j.owner, 0, "")
 	b.detachLocked(j)
 	j.priority = priority
 	j.buries++
@@ -358,6 +367,7 @@ func (b *Backend) Touch(ctx context.Context, sid backend.SessionID, id uint64) e
 		return err
 	}
 	j.at = nanos(now.Add(j.ttr))
+	b.recordLocked(j, now, backend.EventTouched, j.owner, 0, "")
 	j.owner.reserved.Fix(int(j.tIdx))
 	b.deadlines.Fix(int(j.gIdx))
 	b.rekeySessionWaitersLocked(j.owner)
@@ -420,6 +430,7 @@ func (b *Backend) kickLocked(j *job, at time.Time) error {
 	if err := b.walReserveLocked(walUpdateSize); err != nil {
 		return err
 	}
+	b.recordLocked(j, at, backend.EventKicked, nil, 0, "")
 	b.detachLocked(j)
 	j.kicks++
 	j.state = jobReady

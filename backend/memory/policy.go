@@ -174,6 +174,7 @@ func (b *Backend) applyPoliciesLocked(now time.Time) {
 	if indexJobs {
 		b.eachJobLocked(b.joinedLocked)
 	}
+	b.dropHistoriesLocked()
 	for _, t := range b.order {
 		if t.waiters.Len() > 0 {
 			b.serveLocked(t, now)
@@ -315,6 +316,7 @@ func (b *Backend) comeBackLocked(j *job, at time.Time, requested time.Duration, 
 		b.buryLocked(j)
 		b.walUpdateLocked(j)
 		b.actLocked(t.name, backend.PolicyExpireAfter, backend.ActionBury, j.id)
+		b.recordLocked(j, at, backend.EventBuried, nil, 0, backend.PolicyExpireAfter)
 		return true, true
 	case j.overReserves():
 		if !roomReserved && b.walReserveLocked(walUpdateSize) != nil {
@@ -324,6 +326,7 @@ func (b *Backend) comeBackLocked(j *job, at time.Time, requested time.Duration, 
 		b.buryLocked(j)
 		b.walUpdateLocked(j)
 		b.actLocked(t.name, backend.PolicyMaxReserves, backend.ActionBury, j.id)
+		b.recordLocked(j, at, backend.EventBuried, nil, 0, backend.PolicyMaxReserves)
 		return true, true
 	case t.pol.RetryDelay > 0 && requested == 0:
 		if !roomReserved && b.walReserveLocked(walUpdateSize) != nil {
@@ -333,6 +336,7 @@ func (b *Backend) comeBackLocked(j *job, at time.Time, requested time.Duration, 
 		b.delayLocked(j, at, j.delay)
 		b.walUpdateLocked(j)
 		b.actLocked(t.name, backend.PolicyRetryDelay, backend.ActionDelay, j.id)
+		b.recordLocked(j, at, backend.EventDelayed, nil, j.delay, backend.PolicyRetryDelay)
 		return true, false
 	}
 	return false, false
@@ -385,13 +389,13 @@ func (b *Backend) applyPolicyDueLocked(at time.Time) {
 			return
 		}
 		b.pol.expiring.Pop()
-		b.expireLocked(j)
+		b.expireLocked(j, at)
 	}
 }
 
 // expireLocked applies its tube's expiry to j, whose time has come, taken out of the heap. A
 // reserved job is left to its holder (comeBackLocked expires it when it comes back).
-func (b *Backend) expireLocked(j *job) {
+func (b *Backend) expireLocked(j *job, at time.Time) {
 	switch {
 	case j.state == jobReserved:
 	case j.tube.pol.Action() == backend.ExpireDelete:
@@ -408,6 +412,7 @@ func (b *Backend) expireLocked(j *job) {
 		b.buryLocked(j)
 		b.walUpdateLocked(j)
 		b.actLocked(j.tube.name, backend.PolicyExpireAfter, backend.ActionBury, j.id)
+		b.recordLocked(j, at, backend.EventBuried, nil, 0, backend.PolicyExpireAfter)
 	}
 }
 

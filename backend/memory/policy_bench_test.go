@@ -22,13 +22,14 @@ func BenchmarkPolicyCost(b *testing.B) {
 		{"max-reserved", &backend.Policy{MaxReserved: 1000}},
 		{"rate", &backend.Policy{Rate: 1e9, Burst: 1000}},
 		{"unique", &backend.Policy{Unique: true}},
+		{"history", &backend.Policy{History: true}},
 		{"all", &backend.Policy{MaxReserves: 5, ExpireAfter: time.Hour, MaxReserved: 1000, Rate: 1e9, Burst: 1000, Unique: true}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			be := New(Options{}) // the system clock: a rate's tokens accrue as the loop runs
 			b.Cleanup(func() { _ = be.Close() })
 			ctx := context.Background()
-			if err := be.BeginSession(ctx, "bench.1"); err != nil {
+			if err := be.BeginSession(ctx, "bench.1", backend.SessionInfo{}); err != nil {
 				b.Fatal(err)
 			}
 			if bc.p != nil {
@@ -77,7 +78,7 @@ func BenchmarkRetryDelayCost(b *testing.B) {
 			be := New(Options{})
 			b.Cleanup(func() { _ = be.Close() })
 			ctx := context.Background()
-			if err := be.BeginSession(ctx, "bench.1"); err != nil {
+			if err := be.BeginSession(ctx, "bench.1", backend.SessionInfo{}); err != nil {
 				b.Fatal(err)
 			}
 			if bc.p != nil {

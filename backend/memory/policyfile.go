@@ -33,6 +33,7 @@ type filePolicy struct {
 	Unique       bool    `json:"unique,omitempty"`
 	RetryDelay   string  `json:"retry_delay,omitempty"`
 	RetryMax     string  `json:"retry_delay_max,omitempty"`
+	History      bool    `json:"history,omitempty"`
 }
 
 // fileDuration is d as the file spells it: "" when unset.
@@ -60,7 +61,7 @@ func openPolicyFile(dir string) (*policyFile, []backend.Policy, error) {
 	list := make([]backend.Policy, 0, len(fps))
 	for _, fp := range fps {
 		p := backend.Policy{Tube: fp.Tube, MaxReserves: fp.MaxReserves, ExpireAction: backend.ExpireAction(fp.ExpireAction),
-			MaxReserved: fp.MaxReserved, Rate: fp.Rate, Burst: fp.Burst, Unique: fp.Unique}
+			MaxReserved: fp.MaxReserved, Rate: fp.Rate, Burst: fp.Burst, Unique: fp.Unique, History: fp.History}
 		for _, d := range []struct {
 			text string
 			to   *time.Duration
@@ -89,7 +90,7 @@ func (f *policyFile) save(list []backend.Policy) error {
 		fps[i] = filePolicy{Tube: p.Tube, MaxReserves: p.MaxReserves, ExpireAction: string(p.ExpireAction),
 			MaxReserved: p.MaxReserved, Rate: p.Rate, Burst: p.Burst, Unique: p.Unique,
 			ExpireAfter: fileDuration(p.ExpireAfter), RetryDelay: fileDuration(p.RetryDelay),
-			RetryMax: fileDuration(p.RetryDelayMax)}
+			RetryMax: fileDuration(p.RetryDelayMax), History: p.History}
 	}
 	data, err := json.MarshalIndent(fps, "", "  ")
 	if err != nil {

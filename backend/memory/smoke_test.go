@@ -17,7 +17,7 @@ func TestPutReserveDeleteWithTheSystemClock(t *testing.T) {
 	ctx := context.Background()
 	b := New(Options{})
 	t.Cleanup(func() { _ = b.Close() })
-	require.NoError(t, b.BeginSession(ctx, "p.1"))
+	require.NoError(t, b.BeginSession(ctx, "p.1", backend.SessionInfo{}))
 	id, err := b.Put(ctx, backend.PutParams{Tube: "default", Priority: 1, Delay: 20 * time.Millisecond, TTR: time.Second, Body: []byte("x")})
 	require.NoError(t, err)
 	j, err := b.Reserve(ctx, backend.ReserveParams{Session: "p.1", Tubes: []string{"default"}, Timeout: 2 * time.Second})

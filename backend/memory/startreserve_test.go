@@ -126,7 +126,7 @@ func TestStartReserve(t *testing.T) {
 			be := New(Options{Clock: clock})
 			defer be.Close()
 			const sid = backend.SessionID("s.1")
-			require.NoError(t, be.BeginSession(ctx, sid))
+			require.NoError(t, be.BeginSession(ctx, sid, backend.SessionInfo{}))
 			d := &deliveries{}
 			start := func(timeout time.Duration) (*backend.Job, backend.PendingReserve, error) {
 				return be.StartReserve(ctx, backend.ReserveParams{Session: sid, Tubes: []string{backend.DefaultTube}, Timeout: timeout}, d.deliver(be))

@@ -64,6 +64,7 @@ func (b *Backend) applyDueLocked(now time.Time) {
 			b.readyLocked(j, at)
 		case ttrExpires:
 			j, _ := b.deadlines.Top()
+			b.recordLocked(j, at, backend.EventTimedOut, j.owner, 0, "")
 			b.detachLocked(j)
 			j.timeouts++
 			b.jobTimeouts++

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/internal/clocktest"
 )
 
@@ -16,7 +17,7 @@ func TestListTubesMovesTheLastTubeIntoARemovedSlot(t *testing.T) {
 	ctx := context.Background()
 	b := New(Options{Clock: clocktest.NewFake(testEpoch)})
 	t.Cleanup(func() { _ = b.Close() })
-	require.NoError(t, b.BeginSession(ctx, "s.1"))
+	require.NoError(t, b.BeginSession(ctx, "s.1", backend.SessionInfo{}))
 	for _, name := range []string{"a", "b", "c"} {
 		require.NoError(t, b.WatchTube(ctx, "s.1", name))
 	}

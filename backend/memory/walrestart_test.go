@@ -57,7 +57,7 @@ func TestBinlogRestartKeepsEveryJobAfterRandomOperations(t *testing.T) {
 			require.NoError(t, err)
 			rng := rand.New(rand.NewPCG(seed, 1))
 			const sid = backend.SessionID("p.1")
-			require.NoError(t, b.BeginSession(ctx, sid))
+			require.NoError(t, b.BeginSession(ctx, sid, backend.SessionInfo{}))
 			tubes := []string{"default", "a", "b"}
 			var ids []uint64 // live ones
 			maxID := uint64(0)

@@ -59,7 +59,7 @@ func TestCallerGivingUpIsNoSignOfTheDatabase(t *testing.T) {
 			b.ObserveLostReservations(func(ids []backend.SessionID) { lost.Add(int32(len(ids))) })
 
 			for _, s := range []backend.SessionID{"holder", "worker"} {
-				require.NoError(t, b.BeginSession(ctx, s))
+				require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 				_, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte(s)})
 				require.NoError(t, err)
 			}

@@ -98,7 +98,7 @@ func TestAcknowledgedWritesCommitSynchronously(t *testing.T) {
 			t.Cleanup(func() { _ = b.Close() })
 			installCommitProbe(t, ctx, schema)
 			s := backend.SessionID("durable.1")
-			require.NoError(t, b.BeginSession(ctx, s))
+			require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 
 			put := func(tube string, delay time.Duration) uint64 {
 				id, err := b.Put(ctx, backend.PutParams{Tube: tube, Delay: delay, TTR: time.Minute, Body: []byte("x")})
@@ -185,7 +185,7 @@ func TestConcurrentCommandsShareTransactions(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			s := backend.SessionID(fmt.Sprintf("group.%d", i))
-			err := b.BeginSession(ctx, s)
+			err := b.BeginSession(ctx, s, backend.SessionInfo{})
 			<-start
 			for r := 0; r < rounds && err == nil; r++ {
 				if _, err = b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("x")}); err != nil {

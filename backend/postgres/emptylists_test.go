@@ -108,7 +108,7 @@ func TestWaitingReserveKnowsNothingIsReadyWithoutAStatement(t *testing.T) {
 	b.reserves.SetBeforeSend(func() { sent.Add(1) })
 	reserve := func(s string, timeout time.Duration, tubes ...string) (*backend.Job, error, int64) {
 		t.Helper()
-		require.NoError(t, b.BeginSession(ctx, backend.SessionID(s)))
+		require.NoError(t, b.BeginSession(ctx, backend.SessionID(s), backend.SessionInfo{}))
 		before := sent.Load()
 		j, err := b.Reserve(ctx, backend.ReserveParams{Session: backend.SessionID(s), Tubes: tubes, Timeout: timeout})
 		return j, err, sent.Load() - before
@@ -156,7 +156,7 @@ func TestWaitingReserveLearnsAHandedReservationsDeadline(t *testing.T) {
 	b := newTestBackend(t, nil)
 	b.poll = time.Hour // only the deadline can wake the second reserve in time
 	for _, s := range []backend.SessionID{"holder", "next"} {
-		require.NoError(t, b.BeginSession(ctx, s))
+		require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 	}
 	held := startWaitingReserve(t, ctx, b, backend.ReserveParams{Session: "holder", Tubes: []string{"t"}, Timeout: 5 * time.Second}, "t")
 	id, err := b.Put(ctx, backend.PutParams{Tube: "t", TTR: time.Second, Body: []byte("x")})
@@ -179,7 +179,7 @@ func TestClaimedReserveAsksAgainWhenItsPutMadeAJobReady(t *testing.T) {
 	ctx := testCtx(t)
 	b := newTestBackend(t, nil)
 	b.poll = time.Hour // only an answer can end the wait in time
-	require.NoError(t, b.BeginSession(ctx, "claimed"))
+	require.NoError(t, b.BeginSession(ctx, "claimed", backend.SessionInfo{}))
 	got := startWaitingReserve(t, ctx, b, backend.ReserveParams{Session: "claimed", Tubes: []string{"t"}, Timeout: 3 * time.Second}, "t")
 	it := b.newPutItem(backend.PutParams{Tube: "t", TTR: time.Minute, Body: []byte("x")})
 	require.NotNil(t, it.to, "the put claimed the waiting reserve")
@@ -221,10 +221,10 @@ func TestWaitingReserveGetsAJobWhenItsReservationRunsOut(t *testing.T) {
 			putter := b
 			if c.otherPutter {
 				putter = newTestBackend(t, nil, b.opts.Schema)
-				require.NoError(t, putter.BeginSession(ctx, "producer")) // its lease: each notifies the other
+				require.NoError(t, putter.BeginSession(ctx, "producer", backend.SessionInfo{})) // its lease: each notifies the other
 			}
 			for _, s := range []backend.SessionID{"first", "second"} {
-				require.NoError(t, b.BeginSession(ctx, s))
+				require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 			}
 			got := make(chan *backend.Job, 2)
 			reserve := func(s backend.SessionID) {
@@ -272,7 +272,7 @@ func TestWaitingReserveGetsAJobTakenByReserveJobWhenItRunsOut(t *testing.T) {
 	b := newTestBackend(t, nil)
 	b.poll = time.Hour // only the deadline can wake the waiting reserve in time
 	for _, s := range []backend.SessionID{"waiting", "by-id"} {
-		require.NoError(t, b.BeginSession(ctx, s))
+		require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 	}
 	id, err := b.Put(ctx, backend.PutParams{Tube: "t", Delay: time.Hour, TTR: time.Second, Body: []byte("x")})
 	require.NoError(t, err)

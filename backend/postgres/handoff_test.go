@@ -49,7 +49,7 @@ func TestPutHandsItsJobToAWaitingReserve(t *testing.T) {
 				c.setup(t, ctx, b)
 			}
 			s := backend.SessionID("hand." + c.name)
-			require.NoError(t, b.BeginSession(ctx, s))
+			require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 			got := startWaitingReserve(t, ctx, b, backend.ReserveParams{Session: s, Tubes: c.watch, Timeout: 2 * time.Second}, "t")
 			id, err := b.Put(ctx, backend.PutParams{Tube: "t", Priority: c.prio, TTR: time.Minute, Body: []byte("new")})
 			require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestServerLostDuringAHandingPutReportsItsReserve(t *testing.T) {
 	var lost []backend.SessionID
 	b.ObserveLostReservations(func(ids []backend.SessionID) { lost = append(lost, ids...) })
 	s := backend.SessionID("hand.lost")
-	require.NoError(t, b.BeginSession(ctx, s))
+	require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 	done := startWaitingReserve(t, ctx, b, backend.ReserveParams{Session: s, Tubes: []string{"t"}, Timeout: time.Second}, "t")
 	it := b.newPutItem(backend.PutParams{Tube: "t", TTR: time.Minute, Body: []byte("x")})
 	require.NotNil(t, it.to, "the put claimed the waiting reserve")

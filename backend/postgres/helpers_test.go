@@ -104,7 +104,7 @@ func testCtx(t *testing.T) context.Context {
 func requireWokenAcrossBackends(t *testing.T, ctx context.Context, waiting, other *Backend, sid backend.SessionID, tube string) {
 	t.Helper()
 	waiting.poll = time.Hour
-	require.NoError(t, waiting.BeginSession(ctx, sid))
+	require.NoError(t, waiting.BeginSession(ctx, sid, backend.SessionInfo{}))
 	deadline := time.Now().Add(10 * time.Second)
 	for try := 0; ; try++ {
 		name := fmt.Sprintf("%s-%d", tube, try)

@@ -16,7 +16,7 @@ func TestClosedBackendsSessionsEndWhenItsLeaseRunsOut(t *testing.T) {
 	ctx := testCtx(t)
 	survivor, doomed := newTestBackend(t, nil, schema), newTestBackend(t, nil, schema)
 	s := backend.SessionID("doomed-gateway.1")
-	require.NoError(t, doomed.BeginSession(ctx, s))
+	require.NoError(t, doomed.BeginSession(ctx, s, backend.SessionInfo{}))
 	id, err := doomed.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Hour, Body: []byte("x")})
 	require.NoError(t, err)
 	_, err = doomed.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})

@@ -36,9 +36,13 @@ func TestWaitingForATubeHoldsNothingAfterIt(t *testing.T) {
 		run func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, ids []int64) error
 	}{
 		{"put", nil, func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, _ []int64) error {
-			_, err := tx.Exec(ctx, b.variant("put", policies), b.now(), []string{"b", "a"}, []int64{0, 0},
-				[]int64{0, 0}, []int64{60e6, 60e6}, [][]byte{[]byte("x"), []byte("y")}, []string{},
-				[]*string{nil, nil}, []*string{nil, nil}) // no waiting reserve to hand them to
+			args := []any{b.now(), []string{"b", "a"}, []int64{0, 0}, []int64{0, 0}, []int64{60e6, 60e6},
+				[][]byte{[]byte("x"), []byte("y")}, []string{},
+				[]*string{nil, nil}, []*string{nil, nil}} // no waiting reserve to hand them to
+			if policies {
+				args = append(args, []string{"lockorder.1", "lockorder.1"}) // the producers
+			}
+			_, err := tx.Exec(ctx, b.variant("put", policies), args...)
 			return err
 		}},
 		{"delete", nil, func(ctx context.Context, b *Backend, tx pgx.Tx, policies bool, ids []int64) error {
@@ -131,7 +135,7 @@ func TestWaitingForAJobHoldsNothingAfterIt(t *testing.T) {
 		{"policy_apply", false, func(ctx context.Context, b *Backend, tx pgx.Tx, _ bool, _ []int64) error {
 			// Another expiry for every tube: every job is filed anew.
 			_, err := tx.Exec(ctx, b.st.get("policy_set"), "*", "%", true, 0, 1, int64(0), time.Minute.Microseconds(),
-				int16(0), int64(0), 0.0, int64(0), false, int64(0), int64(0))
+				int16(0), int64(0), 0.0, int64(0), false, int64(0), int64(0), false)
 			if err == nil {
 				_, err = tx.Exec(ctx, b.st.get("policy_apply"), "*", "%", true, true)
 			}
@@ -150,7 +154,7 @@ func TestWaitingForAJobHoldsNothingAfterIt(t *testing.T) {
 				if policies {
 					require.NoError(t, b.SetPolicy(ctx, backend.Policy{Tube: "*", ExpireAfter: time.Hour}))
 				}
-				require.NoError(t, b.BeginSession(ctx, s))
+				require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 				var ids []int64
 				for _, tube := range []string{"b", "a"} {
 					id, err := b.Put(ctx, backend.PutParams{Tube: tube, TTR: time.Minute, Body: []byte(tube)})
@@ -642,7 +646,7 @@ func setUpLockPair(t *testing.T, ctx context.Context, gw []*Backend, round int) 
 		p.held = ids[8+2*k : 10+2*k]
 		sides[k] = &p
 		go func() {
-			err := b.BeginSession(ctx, p.session)
+			err := b.BeginSession(ctx, p.session, backend.SessionInfo{})
 			for _, id := range p.held {
 				if err == nil {
 					_, err = b.ReserveJob(ctx, p.session, id)

@@ -36,7 +36,7 @@ func TestLogsMigrationsAndReapedSessions(t *testing.T) {
 	require.NotContains(t, secondLog.String(), "migration applied", "an up-to-date schema applies nothing")
 
 	s := backend.SessionID("doomed-gateway.1")
-	require.NoError(t, doomed.BeginSession(ctx, s))
+	require.NoError(t, doomed.BeginSession(ctx, s, backend.SessionInfo{}))
 	_, err = doomed.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Hour, Body: []byte("secret body")})
 	require.NoError(t, err)
 	_, err = doomed.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})

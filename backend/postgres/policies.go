@@ -236,7 +236,7 @@ func (b *Backend) queryPolicies(ctx context.Context, pattern *string) ([]backend
 			mr, ea, mx, bu, rd, rm int64
 			act                    int16
 		)
-		_, err = pgx.ForEachRow(rows, []any{&p.Tube, &mr, &ea, &act, &mx, &p.Rate, &bu, &p.Unique, &rd, &rm}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&p.Tube, &mr, &ea, &act, &mx, &p.Rate, &bu, &p.Unique, &rd, &rm, &p.History}, func() error {
 			q := p
 			q.MaxReserves, q.ExpireAfter, q.MaxReserved, q.Burst = uint32(mr), time.Duration(ea)*time.Microsecond, uint32(mx), uint32(bu)
 			q.RetryDelay, q.RetryDelayMax = time.Duration(rd)*time.Microsecond, time.Duration(rm)*time.Microsecond
@@ -293,7 +293,7 @@ func (b *Backend) SetPolicy(ctx context.Context, p backend.Policy) error {
 		bt := &pgx.Batch{}
 		bt.Queue(b.st.get("policy_set"), p.Tube, likePattern(p.Tube), stars > 0, len(p.Tube)-stars, stars,
 			int64(p.MaxReserves), p.ExpireAfter.Microseconds(), int16(act), int64(p.MaxReserved), p.Rate,
-			int64(p.Burst), p.Unique, p.RetryDelay.Microseconds(), p.RetryDelayMax.Microseconds())
+			int64(p.Burst), p.Unique, p.RetryDelay.Microseconds(), p.RetryDelayMax.Microseconds(), p.History)
 		bt.Queue(b.st.get("policy_apply"), p.Tube, likePattern(p.Tube), stars > 0, true)
 		return b.batch(ctx, bt)
 	})

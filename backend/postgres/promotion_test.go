@@ -53,7 +53,7 @@ func TestReservePromotesDueJobs(t *testing.T) {
 			}
 
 			sid := backend.SessionID("promo.1")
-			require.NoError(t, b.BeginSession(ctx, sid))
+			require.NoError(t, b.BeginSession(ctx, sid, backend.SessionInfo{}))
 			reserve := func() *backend.Job {
 				job, err := b.Reserve(ctx, backend.ReserveParams{Session: sid, Tubes: []string{"default"}})
 				require.NoError(t, err)

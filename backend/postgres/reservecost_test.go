@@ -90,7 +90,7 @@ func TestReserveCostDoesNotGrowWithTheQueue(t *testing.T) {
 					return
 				}
 				sid := backend.SessionID("cost.drain")
-				require.NoError(t, b.BeginSession(ctx, sid))
+				require.NoError(t, b.BeginSession(ctx, sid, backend.SessionInfo{}))
 				for range 1000 {
 					var due bool
 					require.NoError(t, admin(t).QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+q+

@@ -78,7 +78,7 @@ func TestReservePromotesFirstWhileJobsComeDue(t *testing.T) {
 	b := newTestBackend(t, nil, schema)
 	q := pgx.Identifier{schema}.Sanitize()
 	sid := backend.SessionID("due.1")
-	require.NoError(t, b.BeginSession(ctx, sid))
+	require.NoError(t, b.BeginSession(ctx, sid, backend.SessionInfo{}))
 	dueListed := func() bool {
 		return b.dueListed(reserveItem{tubes: []string{"default"}})
 	}

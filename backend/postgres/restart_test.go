@@ -111,7 +111,7 @@ func TestDatabaseRestartedMidTest(t *testing.T) {
 			return err
 		}},
 		{"stats", func() error { _, err := b.Stats(ctx); return err }},
-		{"begin session", func() error { return b.BeginSession(ctx, s) }},
+		{"begin session", func() error { return b.BeginSession(ctx, s, backend.SessionInfo{}) }},
 	} {
 		began := time.Now()
 		err := probe.call()

@@ -9,7 +9,7 @@ import (
 )
 
 // BeginSession registers s (using and watching default) and starts heartbeats for its process.
-func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
+func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID, info backend.SessionInfo) error {
 	process := s.Process()
 	first := b.leases.add(process)
 	return b.run(ctx, "begin session", func(ctx context.Context) error {
@@ -19,7 +19,7 @@ func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
 			// without a live process.
 			bt.Queue(b.st.get("renew_leases"), []string{process}, b.opts.LeaseTTL.Microseconds())
 		}
-		bt.Queue(b.st.get("begin_session"), string(s), process)
+		bt.Queue(b.st.get("begin_session"), string(s), process, info.Addr)
 		return b.batch(ctx, bt)
 	})
 }

@@ -16,7 +16,7 @@ func TestPutReserveDeleteCycle(t *testing.T) {
 	b := newTestBackend(t, clock)
 	ctx := testCtx(t)
 	s := backend.SessionID("p1.1")
-	require.NoError(t, b.BeginSession(ctx, s))
+	require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 	id, err := b.Put(ctx, backend.PutParams{Session: s, Tube: "default", Priority: 5, TTR: time.Second * 10, Body: []byte("hi")})
 	require.NoError(t, err)
 	job, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})

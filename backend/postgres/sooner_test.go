@@ -33,7 +33,7 @@ func TestSoonerDueTimeReachesAWaitingReserve(t *testing.T) {
 		{"a delayed release due first", func(t *testing.T, ctx context.Context, b *Backend) func() {
 			put(t, ctx, b, time.Hour)
 			holder := backend.SessionID("sooner-holder.1")
-			require.NoError(t, b.BeginSession(ctx, holder))
+			require.NoError(t, b.BeginSession(ctx, holder, backend.SessionInfo{}))
 			id := put(t, ctx, b, 0)
 			_, err := b.ReserveJob(ctx, holder, id)
 			require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestSoonerDueTimeReachesAWaitingReserve(t *testing.T) {
 				waiting.poll = time.Hour
 				sooner := change.before(t, ctx, changer)
 				sid := backend.SessionID("sooner-waiter.1") // its lease makes the changer announce
-				require.NoError(t, waiting.BeginSession(ctx, sid))
+				require.NoError(t, waiting.BeginSession(ctx, sid, backend.SessionInfo{}))
 				got := make(chan error, 1)
 				go func() {
 					_, err := waiting.Reserve(ctx, backend.ReserveParams{Session: sid, Tubes: []string{"default"}, Timeout: -1})

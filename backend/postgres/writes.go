@@ -22,6 +22,7 @@ type write struct {
 }
 
 type putItem struct {
+	session  backend.SessionID // who puts it (the job's history names it)
 	tube     string
 	priority uint32
 	delayUS  int64
@@ -116,7 +117,7 @@ func (b *Backend) newPutItem(p backend.PutParams) *putItem {
 		body = []byte{} // bodies are NOT NULL; an empty job is valid
 	}
 	it := &putItem{
-		tube: p.Tube, priority: p.Priority, delayUS: p.Delay.Microseconds(), ttrUS: p.TTR.Microseconds(), body: body,
+		session: p.Session, tube: p.Tube, priority: p.Priority, delayUS: p.Delay.Microseconds(), ttrUS: p.TTR.Microseconds(), body: body,
 	}
 	if p.Delay <= 0 && !b.policiesActive() {
 		it.to = b.waiters.claim(p.Tube)
@@ -183,6 +184,7 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 		prios, delays, ttrs []int64
 		bodies              [][]byte
 		hands, watches      []*string // per put: the claimed reserve's session and watched tubes
+		producers           []string  // per put: its session
 		delIDs              []int64
 		delSessions         []string
 	)
@@ -193,7 +195,7 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 		if p := it.put; p != nil {
 			putAt = append(putAt, i)
 			tubes, prios, delays, ttrs = append(tubes, p.tube), append(prios, int64(p.priority)), append(delays, p.delayUS), append(ttrs, p.ttrUS)
-			bodies = append(bodies, p.body)
+			bodies, producers = append(bodies, p.body), append(producers, string(p.session))
 			if p.to != nil {
 				session, watch := p.to.session, strings.Join(p.to.tubes, " ")
 				hands, watches = append(hands, &session), append(watches, &watch)
@@ -226,7 +228,11 @@ func (b *Backend) execWrites(ctx context.Context, items []write, res []writeResu
 			bt.Queue(b.st.get("lock_tubes"), tubes, delIDs) // see lock_tubes.sql
 		}
 		if len(putAt) > 0 {
-			bt.Queue(put, now, tubes, prios, delays, ttrs, bodies, own, hands, watches).Query(func(rows pgx.Rows) error {
+			args := []any{now, tubes, prios, delays, ttrs, bodies, own, hands, watches}
+			if policies {
+				args = append(args, producers)
+			}
+			bt.Queue(put, args...).Query(func(rows pgx.Rows) error {
 				var ord, id int64
 				var heads, handed, deduped bool
 				var due *time.Time

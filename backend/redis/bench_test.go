@@ -21,7 +21,7 @@ func BenchmarkCycle(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		s := backend.SessionID(fmt.Sprintf("bench.%d", n.Add(1)))
 		tube := string(s)
-		if err := be.BeginSession(ctx, s); err != nil {
+		if err := be.BeginSession(ctx, s, backend.SessionInfo{}); err != nil {
 			b.Error(err)
 			return
 		}
@@ -50,7 +50,7 @@ func BenchmarkCycleOneSession(b *testing.B) {
 	be := newBackend(b, newPrefix(b), nil, time.Second)
 	ctx := context.Background()
 	s := backend.SessionID("bench.1")
-	if err := be.BeginSession(ctx, s); err != nil {
+	if err := be.BeginSession(ctx, s, backend.SessionInfo{}); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {

@@ -112,7 +112,7 @@ func TestCluster(t *testing.T) {
 		require.EqualError(t, err, "redis: put: not replicated: 0 of 1 replicas acknowledged within 50ms (the change is applied on the master and may be lost in a failover)")
 		require.Equal(t, []int64{before[0], before[1], before[2] + 1}, []int64{waits(0), waits(1), waits(2)})
 		s := backend.NewSessionIDs().Next()
-		require.NoError(t, b.BeginSession(ctx, s))
+		require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 		_, err = b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})
 		require.EqualError(t, err, "redis: reserve: not replicated: 0 of 1 replicas acknowledged within 50ms (the change is applied on the master and may be lost in a failover)", "a reserve waits too")
 		require.Equal(t, []int64{before[0], before[1], before[2] + 2}, []int64{waits(0), waits(1), waits(2)})

@@ -39,7 +39,7 @@ func TestReserveEndsAgainTheSessionItsLateTryBroughtBack(t *testing.T) {
 	}
 
 	s := backend.SessionID("late.1")
-	require.NoError(t, b.BeginSession(ctx, s))
+	require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 	require.NoError(t, b.WatchTube(ctx, s, "late"))
 	done := make(chan error, 1)
 	go func() {

@@ -16,6 +16,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/backendtest"
 )
 
@@ -38,7 +39,12 @@ var luacostDump = flag.Bool("luacost.dump", false, "BenchmarkLuaCost: have callg
 //     alone (one connection);
 //   - batchK: K sessions, each FCALL of the batch function holding for each session the delete
 //     of its previous job, a put and a reserve (3K operations), as a gateway coalesces the
-//     calls of many connections.
+//     calls of many connections;
+//   - MODE-history: MODE with the tube under a policy keeping jobs' histories (history: true),
+//     what a job's history costs over no policy at all.
+//
+// It also reports the Redis main thread's CPU per job (INFO cpu), which other clients' work
+// and the host's load blur: compare modes of one run.
 func BenchmarkLuaCost(b *testing.B) {
 	ctx := context.Background()
 	opts, err := goredis.ParseURL(redisURL())
@@ -56,13 +62,17 @@ func BenchmarkLuaCost(b *testing.B) {
 	for _, mode := range []struct {
 		name     string
 		sessions int // 0: lone calls
-	}{{"lone", 0}, {"batch2", 2}, {"batch8", 8}} {
+		history  bool
+	}{{"lone", 0, false}, {"batch2", 2, false}, {"batch8", 8, false}, {"lone-history", 0, true}, {"batch8-history", 8, true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			var rnd [4]byte
 			_, _ = rand.Read(rnd[:])
 			base := "{luacost-" + hex.EncodeToString(rnd[:]) + "}"
 			defer deleteKeys(ctx, c, base)
 			d := &costDriver{tb: b, ctx: ctx, c: c, sc: sc, base: base, keys: []string{base + ":stats"}, body: strings.Repeat("x", 100)}
+			if mode.history {
+				d.lone(opPolicySet, "cost", encodePolicy(backend.Policy{History: true}))
+			}
 			n := max(mode.sessions, 1)
 			sessions := make([]string, n)
 			for i := range sessions {
@@ -104,11 +114,13 @@ func BenchmarkLuaCost(b *testing.B) {
 				_ = exec.Command("callgrind_control", "-z", pid).Run()
 			}
 			before := commandStats(b, ctx, c)
+			cpuBefore := mainThreadCPU(b, ctx, c)
 			irBefore, cg := callgrindIr(pid)
 			b.ResetTimer()
 			ran := run(b.N)
 			b.StopTimer()
 			irAfter, _ := callgrindIr(pid)
+			cpuAfter := mainThreadCPU(b, ctx, c)
 			after := commandStats(b, ctx, c)
 			if *luacostDump {
 				_ = exec.Command("callgrind_control", "--dump="+mode.name, pid).Run()
@@ -122,6 +134,7 @@ func BenchmarkLuaCost(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(cmds)/jobs, "commands/job")
+			b.ReportMetric(float64((cpuAfter-cpuBefore).Nanoseconds())/jobs, "redis-cpu-ns/job")
 			if cg {
 				b.ReportMetric(float64(irAfter-irBefore)/jobs, "instructions/job")
 			}
@@ -216,6 +229,20 @@ func commandStats(tb testing.TB, ctx context.Context, c *goredis.Client) map[str
 }
 
 var cmdstatRe = regexp.MustCompile(`(?m)^cmdstat_([^:]+):calls=(\d+)`)
+
+// mainThreadCPU is the CPU time the Redis main thread has used so far, user and system (INFO
+// cpu), where Redis runs the scripts.
+func mainThreadCPU(tb testing.TB, ctx context.Context, c *goredis.Client) time.Duration {
+	info, err := c.InfoMap(ctx, "cpu").Result()
+	require.NoError(tb, err)
+	var sum float64
+	for _, k := range []string{"used_cpu_user_main_thread", "used_cpu_sys_main_thread"} {
+		v, err := strconv.ParseFloat(info["CPU"][k], 64)
+		require.NoError(tb, err, k)
+		sum += v
+	}
+	return time.Duration(sum * float64(time.Second))
+}
 
 // deleteKeys removes the keys under base.
 func deleteKeys(ctx context.Context, c *goredis.Client, base string) {

@@ -21,7 +21,7 @@ func TestNamespacesShareOneRedisApart(t *testing.T) {
 	for i, p := range prefixes {
 		b := newBackend(t, p, nil, time.Second)
 		s := backend.SessionID("ns.1") // the same session id in both: they must not meet
-		require.NoError(t, b.BeginSession(ctx, s))
+		require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 		require.NoError(t, b.UseTube(ctx, s, "jobs"))
 		require.NoError(t, b.WatchTube(ctx, s, "jobs"))
 		// One job in each state, so that every kind of key exists.

@@ -74,7 +74,7 @@ func TestPublishOnlyWhenAReserveWaits(t *testing.T) {
 		require.NoError(t, err)
 	}
 	s := backend.SessionID("notify.1")
-	require.NoError(t, b.BeginSession(ctx, s))
+	require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 	require.NoError(t, b.WatchTube(ctx, s, "b"))
 
 	put("a") // nobody waits on a: no publish
@@ -118,7 +118,7 @@ func TestWakeOnePassesTheWakeUpOn(t *testing.T) {
 	ctx := context.Background()
 	const n = 5
 	buried := backend.SessionID("wake.buried")
-	require.NoError(t, b.BeginSession(ctx, buried))
+	require.NoError(t, b.BeginSession(ctx, buried, backend.SessionInfo{}))
 	for range n {
 		id, err := b.Put(ctx, backend.PutParams{Tube: "default", TTR: time.Minute, Body: []byte("x")})
 		require.NoError(t, err)
@@ -146,7 +146,7 @@ func startWaiting(rctx context.Context, t *testing.T, b backend.Backend, name st
 	got := make(chan error, n)
 	for i := range n {
 		s := backend.SessionID(name + "." + string(rune('a'+i)))
-		require.NoError(t, b.BeginSession(context.Background(), s))
+		require.NoError(t, b.BeginSession(context.Background(), s, backend.SessionInfo{}))
 		go func() {
 			_, err := b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}, Timeout: -1})
 			got <- err
@@ -162,7 +162,7 @@ func TestStaleWaitCountOfADroppedTube(t *testing.T) {
 	prefix, b, admin := newNotifyTest(t)
 	ctx := context.Background()
 	s := backend.SessionID("stale.1")
-	require.NoError(t, b.BeginSession(ctx, s))
+	require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 	require.NoError(t, b.WatchTube(ctx, s, "x"))
 	countedWaitThenCancel(t, b, admin, prefix, s, "x")
 	require.NoError(t, b.IgnoreTube(ctx, s, "x")) // x has no job and no reference left: dropped
@@ -263,7 +263,7 @@ func TestTimerSetWhileTheClockAdvancesIsNotLate(t *testing.T) {
 			t.Parallel()
 			_, b, _, clock := newDueTimeTest(t)
 			s := backend.SessionID("late.1")
-			require.NoError(t, b.BeginSession(ctx, s))
+			require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 			timeout := tt.setup(t, b, s)
 			var once sync.Once
 			beanredis.SetBeforeTimer(b, func() { once.Do(func() { clock.Advance(time.Second) }) })
@@ -292,7 +292,7 @@ func TestPassedOverReserveKeepsItsDeadlineSoon(t *testing.T) {
 	ctx := context.Background()
 
 	owner := backend.SessionID("soon.owner")
-	require.NoError(t, b.BeginSession(ctx, owner))
+	require.NoError(t, b.BeginSession(ctx, owner, backend.SessionInfo{}))
 	_, err := b.Put(ctx, backend.PutParams{Tube: "b", TTR: 3 * time.Second, Body: []byte("x")})
 	require.NoError(t, err)
 	_, err = b.Reserve(ctx, backend.ReserveParams{Session: owner, Tubes: []string{"b"}})
@@ -309,7 +309,7 @@ func TestPassedOverReserveKeepsItsDeadlineSoon(t *testing.T) {
 	}()
 	for i := range 4 {
 		s := backend.SessionID("soon.other." + string(rune('a'+i)))
-		require.NoError(t, b.BeginSession(ctx, s))
+		require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 		go func() { _, _ = b.Reserve(rctx, backend.ReserveParams{Session: s, Tubes: []string{"a"}, Timeout: -1}) }()
 	}
 	require.Eventually(t, func() bool { return waitingCount(t, admin, prefix, "a") == 5 },
@@ -342,7 +342,7 @@ func TestSoonerDueTimeReachesAWaitingReserve(t *testing.T) {
 		{"a delayed release due first", func(t *testing.T, b *beanredis.Backend) func() {
 			put(t, b, time.Hour)
 			holder := backend.SessionID("sooner.holder")
-			require.NoError(t, b.BeginSession(ctx, holder))
+			require.NoError(t, b.BeginSession(ctx, holder, backend.SessionInfo{}))
 			id := put(t, b, 0)
 			_, err := b.ReserveJob(ctx, holder, id)
 			require.NoError(t, err)

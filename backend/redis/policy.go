@@ -29,8 +29,9 @@ const policySweepEvery = 500 * time.Millisecond
 const actionsMarker = "\x00pa"
 
 // encodePolicy is p as the scripts read it: "maxReserves expireAfterNs action maxReserved rate
-// burst unique retryDelayNs retryDelayMaxNs", action 0 unset, 1 delete, 2 bury. (A policy
-// written before retry delays existed has the first seven fields only.)
+// burst unique retryDelayNs retryDelayMaxNs history", action 0 unset, 1 delete, 2 bury. (A
+// policy written before retry delays existed has the first seven fields only, one written
+// before histories the first nine.)
 func encodePolicy(p backend.Policy) string {
 	act := 0
 	switch p.ExpireAction {
@@ -39,22 +40,25 @@ func encodePolicy(p backend.Policy) string {
 	case backend.ExpireBury:
 		act = 2
 	}
-	u := 0
+	u, hi := 0, 0
 	if p.Unique {
 		u = 1
 	}
-	return fmt.Sprintf("%d %d %d %d %s %d %d %d %d", p.MaxReserves, p.ExpireAfter.Nanoseconds(), act,
+	if p.History {
+		hi = 1
+	}
+	return fmt.Sprintf("%d %d %d %d %s %d %d %d %d %d", p.MaxReserves, p.ExpireAfter.Nanoseconds(), act,
 		p.MaxReserved, strconv.FormatFloat(p.Rate, 'g', -1, 64), p.Burst, u, p.RetryDelay.Nanoseconds(),
-		p.RetryDelayMax.Nanoseconds())
+		p.RetryDelayMax.Nanoseconds(), hi)
 }
 
 // decodePolicy reverses encodePolicy.
 func decodePolicy(pattern, s string) (backend.Policy, error) {
 	f := strings.Fields(s)
-	if len(f) != 7 && len(f) != 9 {
+	if len(f) != 7 && len(f) != 9 && len(f) != 10 {
 		return backend.Policy{}, fmt.Errorf("policy %q: %d fields", pattern, len(f))
 	}
-	var n [9]uint64
+	var n [10]uint64
 	for i, x := range f {
 		if i == 4 {
 			continue
@@ -71,7 +75,7 @@ func decodePolicy(pattern, s string) (backend.Policy, error) {
 	}
 	p := backend.Policy{Tube: pattern, MaxReserves: uint32(n[0]), ExpireAfter: time.Duration(n[1]),
 		MaxReserved: uint32(n[3]), Rate: rate, Burst: uint32(n[5]), Unique: n[6] == 1,
-		RetryDelay: time.Duration(n[7]), RetryDelayMax: time.Duration(n[8])}
+		RetryDelay: time.Duration(n[7]), RetryDelayMax: time.Duration(n[8]), History: n[9] == 1}
 	switch n[2] {
 	case 1:
 		p.ExpireAction = backend.ExpireDelete

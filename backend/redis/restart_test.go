@@ -145,7 +145,7 @@ func TestRedisRestartLosesNoAcknowledgedJob(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(len(acked)), st.ReadyJobs)
 	s := backend.SessionID("restart.1")
-	require.NoError(t, b.BeginSession(ctx, s))
+	require.NoError(t, b.BeginSession(ctx, s, backend.SessionInfo{}))
 	j, err := b.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: []string{"default"}})
 	require.NoError(t, err)
 	require.Equal(t, acked[0], j.ID)

@@ -40,6 +40,7 @@ const (
 	opPeek          op = "peek"
 	opPeekState     op = "peek_state"
 	opJobStats      op = "job_stats"
+	opJobHistory    op = "job_history"
 	opTubeStats     op = "tube_stats"
 	opStats         op = "stats"
 	opListTubes     op = "list_tubes"
@@ -59,7 +60,7 @@ const (
 var ops = []op{
 	opSessionBegin, opSessionEnd, opReap, opUse, opWatch, opIgnore,
 	opPut, opReserve, opReserveJob, opReserveHanded, opDelete, opRelease, opBury, opTouch,
-	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
+	opKick, opKickJob, opPeek, opPeekState, opJobStats, opJobHistory, opTubeStats,
 	opStats, opListTubes, opPause, opRestore, opListJobs, opDeleteJobs, opMoveJobs, opImport,
 	opReadyAges, opPolicySet, opPolicyClear, opPolicySweep,
 }

@@ -9,13 +9,13 @@ import (
 
 // BeginSession registers s (using and watching default) and starts keeping its process's
 // lease alive.
-func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID) error {
+func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID, info backend.SessionInfo) error {
 	b.procsMu.Lock()
 	// The script sets the lease itself. Every other call of s comes after this one (the
 	// backend.Backend contract), so its process is known here from then on.
 	b.procs[s.Process()] = struct{}{}
 	b.procsMu.Unlock()
-	_, err := b.call(ctx, opSessionBegin, string(s), s.Process(), ms(b.opts.LeaseTTL))
+	_, err := b.call(ctx, opSessionBegin, string(s), s.Process(), ms(b.opts.LeaseTTL), info.Addr)
 	return err
 }
 

@@ -164,6 +164,12 @@ func (c *Console) getJob(w http.ResponseWriter, r *http.Request) {
 			job.HolderHere = c.opts.Gateway != "" && job.HolderGateway == c.opts.Gateway
 		}
 	}
+	h, err := b.JobHistory(ctx, id)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	job.Events = EventsOf(h)
 	writeJSON(w, job)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -33,6 +34,7 @@ type world struct {
 	url  string // console
 	// gateway is the process id its connections' session ids start with.
 	gateway string
+	store   backend.Backend
 }
 
 func startWorld(t *testing.T, opts console.Options) *world {
@@ -53,7 +55,7 @@ func startWorld(t *testing.T, opts console.Options) *world {
 	c.Register(mux)
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	return &world{t: t, addr: addr, url: hs.URL, gateway: opts.Gateway}
+	return &world{t: t, addr: addr, url: hs.URL, gateway: opts.Gateway, store: store}
 }
 
 // conn is a beanstalk client over TCP, through which every effect is checked.
@@ -423,6 +425,58 @@ func TestConsoleInChromium(t *testing.T) {
 			until(`/^\d+(\.\d)?[smh]$/.test(document.querySelector('#job-stats .ttr').textContent)`),
 			until(fmt.Sprintf(`document.querySelector('#job-stats .holder').textContent.startsWith('connection %s.') &&
 				document.querySelector('#job-stats .holder').textContent.endsWith(' on gateway %s (this gateway)')`, w.gateway, w.gateway))))
+	})
+
+	// A job's page tells its story: put, reserved by a worker whose TTR ran out, reserved by
+	// another that buried it, each connection with its address.
+	t.Run("JobPageShowsTheJobsHistory", func(t *testing.T) {
+		auth, header := basicAuth(t) // actions on, as the docs' picture shows the page
+		w := startWorld(t, console.Options{Backend: "memory", Auth: auth})
+		require.NoError(t, w.store.SetPolicy(context.Background(), backend.Policy{Tube: "story", History: true}))
+		dial := func() (*beanstalk.Conn, string) {
+			nc, err := net.Dial("tcp", w.addr)
+			require.NoError(t, err)
+			c := beanstalk.NewConn(nc)
+			t.Cleanup(func() { _ = c.Close() })
+			return c, nc.LocalAddr().String()
+		}
+		producer, producerAddr := dial()
+		id, err := beanstalk.NewTube(producer, "story").Put([]byte(`{"invoice":7}`), 0, 0, time.Second)
+		require.NoError(t, err)
+		first, firstAddr := dial()
+		got, _, err := beanstalk.NewTubeSet(first, "story").Reserve(time.Second)
+		require.NoError(t, err)
+		require.Equal(t, id, got)
+		second, secondAddr := dial()
+		got, _, err = beanstalk.NewTubeSet(second, "story").Reserve(5 * time.Second) // after the first's TTR
+		require.NoError(t, err)
+		require.Equal(t, id, got)
+		require.NoError(t, second.Bury(id, 0))
+
+		ctx := tab(t, b, map[string]any{"Authorization": header})
+		rows := `document.querySelectorAll('#job-history tbody tr')`
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/ui/#/job/%d", w.url, id)),
+			cellIs("#job-stats .state", "buried"), until(rows+`.length === 5`)))
+		cells, err := chromedp.Run(ctx, chromedp.Evaluate[[][]string](`[...`+rows+`].map(tr =>
+			['kind', 'addr', 'detail', 'session'].map(c => tr.querySelector('.' + c).textContent))`))
+		require.NoError(t, err)
+		want := [][]string{{"put", producerAddr, ""}, {"reserved", firstAddr, ""}, {"timed-out", firstAddr, ""},
+			{"reserved", secondAddr, ""}, {"buried", secondAddr, "by the worker"}}
+		for i := range want {
+			require.Equal(t, want[i], cells[i][:3], "row %d", i)
+			require.True(t, strings.HasPrefix(cells[i][3], w.gateway+"."), "row %d names a connection of this gateway: %q", i, cells[i][3])
+		}
+		require.Equal(t, cells[1][3], cells[2][3], "the timeout names the first holder")
+		hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('#job-no-history').hidden`))
+		require.NoError(t, err)
+		require.True(t, hidden)
+		screenshot(t, ctx, "console-job")
+
+		// A job of a tube that keeps no history says so.
+		plain := w.put("plain", 1, func(int) string { return "x" })
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/ui/#/job/%d", w.url, plain[0])),
+			cellIs("#job-stats .tube", "plain"), until(`!document.querySelector('#job-no-history').hidden`),
+			until(`document.querySelector('#job-history').hidden`)))
 	})
 
 	// Charts have a value axis and a time axis in clock time; one without samples says so

@@ -20,7 +20,7 @@ import (
 
 // screenshots are the pictures of the console in docs/, NAME.png each, taken by the browser
 // test (TestConsoleInChromium) as it goes.
-var screenshots = []string{"console-overview", "console-tube"}
+var screenshots = []string{"console-overview", "console-tube", "console-job"}
 
 // updateScreenshots is the command that redraws them.
 const updateScreenshots = "UPDATE_SCREENSHOTS=1 go test -run TestConsoleInChromium ./gateway/console/"

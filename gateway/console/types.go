@@ -82,6 +82,30 @@ type Job struct {
 	Holder        string `json:"holder,omitempty"`
 	HolderGateway string `json:"holder_gateway,omitempty"`
 	HolderHere    bool   `json:"holder_here,omitempty"`
+	// Events is the job's history, oldest first (job page only; empty when its tube keeps none).
+	Events []Event `json:"events,omitempty"`
+}
+
+// Event is one event of a job's history (backend.JobEvent): when, what, the connection that
+// acted or held the job and its client's address, the delay asked for or given, the policy
+// that acted.
+type Event struct {
+	At      time.Time `json:"at"`
+	Kind    string    `json:"kind"`
+	Session string    `json:"session,omitempty"`
+	Addr    string    `json:"addr,omitempty"`
+	Delay   float64   `json:"delay,omitempty"` // seconds
+	Policy  string    `json:"policy,omitempty"`
+}
+
+// EventsOf converts a store's history.
+func EventsOf(h []backend.JobEvent) []Event {
+	out := make([]Event, len(h))
+	for i, e := range h {
+		out[i] = Event{At: e.At.UTC(), Kind: string(e.Kind), Session: string(e.Session), Addr: e.Addr,
+			Delay: secs(e.Delay), Policy: e.Policy}
+	}
+	return out
 }
 
 // Page is GET /api/jobs: one page of a tube's jobs in a state, and the cursor of the next.
@@ -130,6 +154,7 @@ type Policy struct {
 	Unique       bool    `json:"unique,omitempty"`
 	RetryDelay   float64 `json:"retry_delay,omitempty"`
 	RetryMax     float64 `json:"retry_delay_max,omitempty"`
+	History      bool    `json:"history,omitempty"`
 }
 
 // Policies is GET /api/policies: every policy, by tube pattern.
@@ -150,6 +175,7 @@ func PolicyOf(p backend.Policy) Policy {
 		Tube: p.Tube, MaxReserves: p.MaxReserves, ExpireAfter: secs(p.ExpireAfter),
 		ExpireAction: string(p.ExpireAction), MaxReserved: p.MaxReserved, Rate: p.Rate,
 		Burst: p.Burst, Unique: p.Unique, RetryDelay: secs(p.RetryDelay), RetryMax: secs(p.RetryDelayMax),
+		History: p.History,
 	}
 }
 
@@ -159,6 +185,7 @@ func (p Policy) Backend() backend.Policy {
 		Tube: p.Tube, MaxReserves: p.MaxReserves, ExpireAfter: duration(p.ExpireAfter),
 		ExpireAction: backend.ExpireAction(p.ExpireAction), MaxReserved: p.MaxReserved, Rate: p.Rate,
 		Burst: p.Burst, Unique: p.Unique, RetryDelay: duration(p.RetryDelay), RetryDelayMax: duration(p.RetryMax),
+		History: p.History,
 	}
 }
 

@@ -33,6 +33,7 @@ func RunPolicies(t *testing.T, newPair func(t *testing.T) (a, b backend.Backend)
 		{"RateHoldsAcrossTwoGateways", rateHoldsAcrossTwoGateways},
 		{"TimedOutJobComesBackAfterABackoffThenIsBuried", timedOutJobBacksOffThenIsBuried},
 		{"AReleaseDelayWinsOverTheBackoff", releaseDelayWinsOverTheBackoff},
+		{"HistoryNamesEachHolderThroughTheAPIAndCtl", historyNamesEachHolder},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

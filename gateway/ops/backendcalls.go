@@ -15,7 +15,7 @@ var backendOps = []string{
 	"begin_session", "end_session", "use_tube", "watch_tube", "ignore_tube", "put", "reserve",
 	"reserve_wait", "reserve_job", "delete", "release", "bury", "touch", "kick", "kick_job",
 	"peek", "peek_state", "job_stats", "tube_stats", "stats", "list_tubes", "pause_tube", "ping",
-	"ready_ages", "list_jobs", "delete_jobs", "move_jobs", "job_holder", "import",
+	"ready_ages", "list_jobs", "delete_jobs", "move_jobs", "job_holder", "import", "job_history",
 }
 
 const (
@@ -48,6 +48,7 @@ const (
 	opMoveJobs
 	opJobHolder
 	opImport
+	opJobHistory
 )
 
 // backendCalls holds the per-operation series, resolved once.
@@ -163,9 +164,16 @@ func (i *instrumented) ObserveLostReservations(f func([]backend.SessionID)) {
 	i.b.ObserveLostReservations(f)
 }
 
-func (i *instrumented) BeginSession(ctx context.Context, s backend.SessionID) error {
+func (i *instrumented) JobHistory(ctx context.Context, id uint64) ([]backend.JobEvent, error) {
 	t := time.Now()
-	err := i.b.BeginSession(ctx, s)
+	h, err := i.b.JobHistory(ctx, id)
+	i.m.done(opJobHistory, t, err)
+	return h, err
+}
+
+func (i *instrumented) BeginSession(ctx context.Context, s backend.SessionID, info backend.SessionInfo) error {
+	t := time.Now()
+	err := i.b.BeginSession(ctx, s, info)
 	i.m.done(opBeginSession, t, err)
 	return err
 }

@@ -1,7 +1,8 @@
--- begin_session: registers session $1 of gateway process $2, using and watching default.
+-- begin_session: registers session $1 of gateway process $2, using and watching default; $3 its
+-- client's address (for the jobs' histories).
 -- Session bookkeeping is not worth a WAL flush: after a crash every session is gone anyway.
 WITH created AS (
-    INSERT INTO {{schema}}.sessions (id, process, used_tube) VALUES ($1::text, $2::text, 'default')
+    INSERT INTO {{schema}}.sessions (id, process, used_tube, addr) VALUES ($1::text, $2::text, 'default', $3::text)
     ON CONFLICT (id) DO NOTHING
     RETURNING id
 ), watched AS (

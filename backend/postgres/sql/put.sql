@@ -28,11 +28,14 @@
 -- advisory locks of the batch's unique tubes (lock_policy_tubes.sql), taken before this
 -- statement's snapshot, so a duplicate another gateway committed is seen.
 -- Returns, with policies, a sixth column: whether the id is an existing job's.
+-- With policies, $10 names each put's session: in a tube whose policy keeps histories, the job's
+-- starts with its put (the trigger of 013 appends the rest).
 WITH input AS (
     SELECT /*N*/*/*-N*//*P*/i.*, coalesce(p.uniq, false) AS uniq, p.expire_after_us,
-        CASE WHEN p.uniq THEN sha256(i.body) END AS hash/*-P*/
-    FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bytea[], $8::text[], $9::text[])
-        WITH ORDINALITY AS i(tube, priority, delay_us, ttr_us, body, hand, watch, ord)/*P*/
+        CASE WHEN p.uniq THEN sha256(i.body) END AS hash, coalesce(p.history, false) AS keeps_history/*-P*/
+    FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bytea[], $8::text[], $9::text[]/*P*/,
+                $10::text[]/*-P*/)
+        WITH ORDINALITY AS i(tube, priority, delay_us, ttr_us, body, hand, watch/*P*/, producer/*-P*/, ord)/*P*/
     CROSS JOIN LATERAL {{schema}}.tube_policy(i.tube) p
 ), firsts AS (
     -- In a unique tube, the first put of each body in this batch.
@@ -79,14 +82,15 @@ WITH input AS (
     RETURNING t.name
 ), inserted AS (
     INSERT INTO {{schema}}.jobs (id, tube, state, priority, delay_us, ttr_us, created_at, due_at, ready_at,
-        reserved_by, reserved_at, reserves, body/*P*/, body_hash, expires_at/*-P*/)
+        reserved_by, reserved_at, reserves, body/*P*/, body_hash, expires_at, history/*-P*/)
     SELECT id, tube, CASE WHEN handed THEN 3 WHEN delay_us > 0 THEN 2 ELSE 1 END, priority, delay_us, ttr_us, {{now}},
            CASE WHEN handed THEN {{now}} + ttr_us * interval '1 microsecond'
                 WHEN delay_us > 0 THEN {{now}} + delay_us * interval '1 microsecond' END,
            CASE WHEN delay_us = 0 THEN {{now}} END,
            CASE WHEN handed THEN hand END, CASE WHEN handed THEN {{now}} END, CASE WHEN handed THEN 1 ELSE 0 END,
            body/*P*/, hash,
-           CASE WHEN expire_after_us > 0 THEN {{now}} + expire_after_us * interval '1 microsecond' END/*-P*/
+           CASE WHEN expire_after_us > 0 THEN {{now}} + expire_after_us * interval '1 microsecond' END,
+           CASE WHEN keeps_history THEN ARRAY[{{schema}}.job_event('put', producer, delay_us, '')] END/*-P*/
     FROM numbered
 ), counted AS (
     -- After the tube rows, as every statement takes them (see lock_tubes.sql): the condition

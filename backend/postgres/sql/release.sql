@@ -7,6 +7,7 @@
 -- Else, released with delay 0 under retry-delay, it is delayed by its backoff (and its delay is
 -- that backoff).
 -- Announced only if another gateway process holds a live lease (see put.sql).
+-- With policies, the client's own delay is told to jobs_history (beangate.release: see 013).
 -- $1 now (NULL: database clock), $2 session, $3 id, $4 priority, $5 delay (µs), $6 the caller's
 -- own processes.
 -- Returns (the job's tube, whether the tube was announced: local waiters are woken by the caller
@@ -42,7 +43,8 @@ WITH /*P*/why AS (
         buried_seq = CASE WHEN (SELECT bury FROM policy) THEN nextval('{{schema}}.buried_seq') END,
         expires_at = CASE WHEN (SELECT expired FROM policy) THEN 'infinity' ELSE expires_at END/*-P*/
     WHERE id = $3::bigint AND (state = 3 AND reserved_by = $2::text AND due_at > {{now}}) IS TRUE
-    RETURNING tube, state, due_at
+/*P*/      AND (SELECT set_config('beangate.release', $3::bigint || ' ' || $5::bigint, true)) IS NOT NULL
+/*-P*/    RETURNING tube, state, due_at
 ), announced AS (
     -- The statement's snapshot: the released job is not yet among the delayed ones.
     SELECT tube FROM released r WHERE r.state = 1 OR /*P*/r.state = 2 AND /*-P*/NOT EXISTS (

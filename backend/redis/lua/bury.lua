@@ -10,6 +10,7 @@ unlink(t, m, 'reserved', s)
 redis.call('HSET', kjob(m), 'p', pri)
 to_buried(t, m)
 local P = governed and tpol(t)
+history(P, m, 'buried', s)
 if P then
   if P.ea > 0 then x_add(t, m, P) end
   if P.mx > 0 then notify(t) end -- a slot freed

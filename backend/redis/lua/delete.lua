@@ -15,7 +15,7 @@ if P then
     if P.mx > 0 then notify(t) end -- a slot freed
   end
 end
-redis.call('DEL', kjob(m))
+redis.call('DEL', kjob(m), khist(m))
 tadd(t, 'deletes', 1)
 gc(t)
 return 1

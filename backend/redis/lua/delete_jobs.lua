@@ -17,7 +17,8 @@ if P then
   for _, m in ipairs(ms) do left(t, m, st, P) end
 end
 local keys = {}
-for i, m in ipairs(ms) do keys[i] = kjob(m) end
+-- With their histories: a job moved here from a tube that keeps them has one.
+for i, m in ipairs(ms) do keys[2 * i - 1], keys[2 * i] = kjob(m), khist(m) end
 redis.call('DEL', unpack(keys))
 tadd(t, 'deletes', #ms)
 gc(t)

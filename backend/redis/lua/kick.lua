@@ -22,6 +22,7 @@ for _, m in ipairs(ms) do
   to_ready(t, m, redis.call('HGET', kjob(m), 'p'))
   redis.call('HINCRBY', kjob(m), 'nkick', '1')
   if P and P.u and from ~= kdelayed(t) then uq_add(t, m) end
+  history(P, m, 'kicked')
 end
 if #ms > 0 then notify(t) end
 local out = {#ms}

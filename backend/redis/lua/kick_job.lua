@@ -9,6 +9,7 @@ unlink(f[1], m, f[2])
 to_ready(f[1], m, redis.call('HGET', kjob(m), 'p'))
 local P = tpol(f[1])
 if P and P.u and f[2] == 'buried' then uq_add(f[1], m) end
+history(P, m, 'kicked')
 redis.call('HINCRBY', kjob(m), 'nkick', '1')
 notify(f[1])
 return 1

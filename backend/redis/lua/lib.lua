@@ -46,9 +46,12 @@
 --                              the job looks at the tube's policy only then), h its body's hash
 --                              (unique), x when it expires (ms) and xd once it has expired (it
 --                              expires once)
+--   B:j:<id>:h                 list: the job's history, its last 32 events (see history), only
+--                              for a job put while its tube's policy sets history
 --   B:s:<session>              hash: use; wt the tubes its waiting reserve counts in, \n-joined;
 --                              p its process, if the session was registered again (known);
---                              rq the session's reservations so far (reservation_seq)
+--                              rq the session's reservations so far (reservation_seq); ad its
+--                              client's address (for the histories)
 --   B:s:<session>:w            set of watched tubes
 --   B:s:<session>:r            zset id -> deadline of the session's reservations
 --   B:procs                    set of gateway processes with sessions
@@ -381,9 +384,10 @@ local function unlink(t, m, st, o)
 end
 
 -- Policies (backend.Policies). B:policies maps each pattern (a tube name or a glob with '*') to
--- its policy as "mr ea act mx rate burst u rd rdmax": max-reserves, expire-after (ns), expire
+-- its policy as "mr ea act mx rate burst u rd rdmax hi": max-reserves, expire-after (ns), expire
 -- action (0 unset, 1 delete, 2 bury), max-reserved, rate (per second), burst, unique (1/0),
--- retry-delay and retry-delay-max (ns; absent from a policy written before they existed). A tube's hash
+-- retry-delay and retry-delay-max (ns), history (1/0) (the last ones absent from a policy written
+-- before they existed). A tube's hash
 -- keeps the text of the policy that governs it (pol, a hot field: read with the others, so a
 -- tube without one costs no command), set when the tube is made (ensure_tube) and whenever a
 -- policy is set or cleared (repolicy_all). Every hook below starts from pol and does nothing
@@ -396,19 +400,19 @@ local POLS, NPOLS = {}, 0
 local MAX_RETRY_MS = 4294967295000
 
 -- parse_pol is the policy of text s: {mr, ea (ms), bury, mx, rate, burst, u, rd (ms), rdmax
--- (ms), limits}.
+-- (ms), hi, limits}.
 local function parse_pol(s)
   local p = POLS[s]
   if p then return p end
-  local mr, ea, act, mx, rate, burst, u, rd, rdmax =
-    string.match(s, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) ?(%d*) ?(%d*)')
+  local mr, ea, act, mx, rate, burst, u, rd, rdmax, hi =
+    string.match(s, '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) ?(%d*) ?(%d*) ?(%d*)')
   ea = tonumber(ea)
   rd, rdmax = tonumber(rd) or 0, tonumber(rdmax) or 0
   p = {mr = tonumber(mr), ea = math.ceil(ea / 1000000), bury = act == '2', mx = tonumber(mx),
     rate = tonumber(rate), burst = math.max(tonumber(burst), 1), u = u == '1',
-    rd = math.ceil(rd / 1000000), rdmax = math.ceil(rdmax / 1000000)}
+    rd = math.ceil(rd / 1000000), rdmax = math.ceil(rdmax / 1000000), hi = hi == '1'}
   if p.rdmax == 0 then p.rdmax = MAX_RETRY_MS end
-  p.limits = p.mr > 0 or p.ea > 0 or p.mx > 0 or p.rate > 0 or p.u or p.rd > 0
+  p.limits = p.mr > 0 or p.ea > 0 or p.mx > 0 or p.rate > 0 or p.u or p.rd > 0 or p.hi
   if NPOLS >= 1000 then POLS, NPOLS = {}, 0 end
   POLS[s], NPOLS = p, NPOLS + 1
   return p
@@ -439,6 +443,26 @@ local function with_actions(res)
   for i = 1, NACT do out[i + 2] = ACT[i] end
   NACT = 0
   return out
+end
+
+-- khist is job m's history list.
+local function khist(m) return B .. ':j:' .. m .. ':h' end
+
+-- history appends an event to job m's history if its tube's policy P (nil: none) keeps one: kind
+-- (backend.EventKind), the session s that acted or held the job and its address (from its
+-- hash), delay ms, the policy that acted. A put starts the list; a later event is appended only
+-- to a list that exists (RPUSHX), so that a job put before history was set keeps none. An event
+-- is "ms kind session address delay policy", fields possibly empty (backend.ParseEvent reads it);
+-- the list keeps the last 32.
+local function history(P, m, kind, s, delay, pol)
+  if not (P and P.hi) then return end
+  s = s or ''
+  local addr = ''
+  if s ~= '' then addr = redis.call('HGET', ksess(s), 'ad') or '' end
+  local e = now_s() .. ' ' .. kind .. ' ' .. s .. ' ' .. addr .. ' ' .. (delay or '0') .. ' ' .. (pol or '')
+  local n
+  if kind == 'put' then n = redis.call('RPUSH', khist(m), e) else n = redis.call('RPUSHX', khist(m), e) end
+  if n > 32 then redis.call('LTRIM', khist(m), '-32', '-1') end
 end
 
 -- glob_match tells whether tube t matches pattern p, '*' matching any run of characters.
@@ -574,9 +598,10 @@ local function come_back(t, m, P, delay, at)
         to_buried(t, m)
         redis.call('HSET', kjob(m), 'xd', '1')
         act(t, 'expire-after', 'bury', m)
+        history(P, m, 'buried', '', 0, 'expire-after')
         took = 'buried'
       else
-        redis.call('DEL', kjob(m))
+        redis.call('DEL', kjob(m), khist(m))
         act(t, 'expire-after', 'delete', m)
         took = 'deleted'
       end
@@ -585,6 +610,7 @@ local function come_back(t, m, P, delay, at)
   if not took and P.mr > 0 and num(redis.call('HGET', kjob(m), 'nres') or '0') >= P.mr then
     to_buried(t, m)
     act(t, 'max-reserves', 'bury', m)
+    history(P, m, 'buried', '', 0, 'max-reserves')
     if P.ea > 0 then x_add(t, m, P) end
     took = 'buried'
   end
@@ -595,6 +621,7 @@ local function come_back(t, m, P, delay, at)
     to_delayed(t, m, due)
     entered(t, m, 'delayed', P)
     act(t, 'retry-delay', 'delay', m)
+    history(P, m, 'delayed', '', ds(d), 'retry-delay')
     took = 'delayed'
   end
   if took and P.mx > 0 then notify(t) end -- a slot freed
@@ -627,11 +654,12 @@ local function expire_due(t, P)
           unlink(t, m, st)
           to_buried(t, m)
           act(t, 'expire-after', 'bury', m)
+          history(P, m, 'buried', '', 0, 'expire-after')
         end
         redis.call('HSET', kjob(m), 'xd', '1')
       else
         unlink(t, m, st)
-        redis.call('DEL', kjob(m))
+        redis.call('DEL', kjob(m), khist(m))
         act(t, 'expire-after', 'delete', m)
         gone = gone + 1
       end
@@ -868,6 +896,7 @@ local function tick(t, quiet)
     if f[2] and f[2] ~= '' then redis.call('ZREM', ksres(f[2]), m) end
     redis.call('HINCRBY', kjob(m), 'ntim', '1')
     sadd('timeouts', 1)
+    history(P, m, 'timed-out', f[2])
     if not come_back(t, m, P, 0, expired[i + 1] + 0) then
       to_ready(t, m, f[1], expired[i + 1])
       if P then entered(t, m, 'ready', P) end
@@ -918,7 +947,7 @@ end
 local function reserve_for(t, m, s, from_ready)
   local q = reservation_seq(s)
   local jk = kjob(m)
-  local f = redis.call('HMGET', jk, 'ttr', 'p', 'b', 'nres', 'r')
+  local f = redis.call('HMGET', jk, 'ttr', 'p', 'b', 'nres', 'r', 'g')
   local dn = NOW + f[1]
   local deadline = ds(dn)
   redis.call('ZADD', kreserved(t), deadline, m)
@@ -927,6 +956,8 @@ local function reserve_for(t, m, s, from_ready)
   -- rq numbers the reservation: a closing session returns its jobs in that order (end_session).
   redis.call('HSET', jk, 's', 'reserved', 'o', s, 'a', deadline, 'nres',
     ds(num(f[4] or '0') + 1), 'rq', ds(q))
+  history(f[6] and tpol(t), m, 'reserved', s)
+  f[6] = nil
   local ready_for = -1
   if from_ready and f[5] then ready_for = math.max(0, NOW - f[5]) end
   f[1], f[2], f[3], f[4], f[5] = m, t, f[2], f[3], ready_for -- the reply's table, reused
@@ -953,6 +984,7 @@ local function end_session(s, proc)
   for _, h in ipairs(held) do
     redis.call('ZREM', kreserved(h.t), h.m)
     local P = tpol(h.t)
+    history(P, h.m, 'holder-left', s)
     if not come_back(h.t, h.m, P, 0, NOW) then
       to_ready(h.t, h.m, redis.call('HGET', kjob(h.m), 'p'))
       if P then entered(h.t, h.m, 'ready', P) end
@@ -1043,6 +1075,11 @@ local function repolicy(t, all, changed)
       end
     end
     if new then redis.call('SADD', B .. ':pt', t) else redis.call('SREM', B .. ':pt', t) end
+  end
+  if O and O.hi and not (N and N.hi) then
+    for _, k in ipairs(sets) do
+      for _, m in ipairs(redis.call('ZRANGE', k, 0, -1)) do redis.call('DEL', khist(m)) end
+    end
   end
   local ou, nu = O and O.u, N and N.u
   if ou and not nu then

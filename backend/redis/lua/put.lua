@@ -41,6 +41,7 @@ end
 if P then
   redis.call('HSET', kjob(m), 'g', '1')
   entered(t, m, st, P)
+  history(P, m, 'put', s, ARGV[5])
 end
 tadd(t, 'total', 1)
 sadd('total', 1)

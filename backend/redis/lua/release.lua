@@ -12,6 +12,7 @@ if not t then return 0 end
 unlink(t, m, 'reserved', s)
 redis.call('HINCRBY', kjob(m), 'nrel', '1')
 local P = tpol(t)
+history(P, m, 'released', s, ARGV[6])
 if P and (P.mr > 0 or P.ea > 0 or P.rd > 0) then
   redis.call('HSET', kjob(m), 'p', pri, 'd', ARGV[6])
   local took = come_back(t, m, P, delay, NOW)

@@ -18,7 +18,7 @@ import (
 func policyCmd(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
-		Short: "Set, show and clear tube policies: max reserves, retry backoff, expiry, concurrency and rate caps, unique puts (beangate, --api)",
+		Short: "Set, show and clear tube policies: max reserves, retry backoff, expiry, concurrency and rate caps, unique puts, job histories (beangate, --api)",
 	}
 	cmd.AddCommand(policySetCmd(o), policyGetCmd(o), policyListCmd(o), policyClearCmd(o))
 	return cmd
@@ -79,6 +79,7 @@ tube, whole (an empty policy exempts a tube from a broader glob). Flags not give
 	f.Float64Var(&p.Rate, "rate", 0, "at most `R` reserves per second from the tube, fleet-wide")
 	f.Uint32Var(&p.Burst, "burst", 0, "reserves the rate lets through at once (default 1)")
 	f.BoolVar(&p.Unique, "unique", false, "a put whose body equals a ready or delayed job's returns that job's id")
+	f.BoolVar(&p.History, "history", false, "keep each job's history: who put, reserved, released, buried it, timeouts (beangate ctl job ID)")
 	return cmd
 }
 
@@ -159,7 +160,7 @@ func policyClearCmd(o *options) *cobra.Command {
 
 func printPolicies(w io.Writer, ps []console.Policy) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TUBE\tMAX-RESERVES\tRETRY-DELAY\tEXPIRE-AFTER\tEXPIRE-ACTION\tMAX-RESERVED\tRATE\tBURST\tUNIQUE")
+	fmt.Fprintln(tw, "TUBE\tMAX-RESERVES\tRETRY-DELAY\tEXPIRE-AFTER\tEXPIRE-ACTION\tMAX-RESERVED\tRATE\tBURST\tUNIQUE\tHISTORY")
 	dash := func(n uint64) string {
 		if n == 0 {
 			return "-"
@@ -182,8 +183,12 @@ func printPolicies(w io.Writer, ps []console.Policy) {
 		if p.Unique {
 			unique = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Tube, dash(uint64(p.MaxReserves)), retryText(p),
-			expire, action, dash(uint64(p.MaxReserved)), rate, burst, unique)
+		history := "-"
+		if p.History {
+			history = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Tube, dash(uint64(p.MaxReserves)), retryText(p),
+			expire, action, dash(uint64(p.MaxReserved)), rate, burst, unique, history)
 	}
 	_ = tw.Flush()
 }
@@ -217,6 +222,9 @@ func describePolicy(p console.Policy) string {
 	}
 	if p.Unique {
 		add("--unique")
+	}
+	if p.History {
+		add("--history")
 	}
 	if s == "" {
 		return "no limits (exempt from broader globs)"

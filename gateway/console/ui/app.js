@@ -271,6 +271,7 @@ function tubeActions(t) {
       <label>rate <input id="pol-rate" type="number" min="0" step="any" size="5">/s</label>
       <label>burst <input id="pol-burst" type="number" min="0" size="5"></label>
       <label><input id="pol-unique" type="checkbox"> unique</label>
+      <label><input id="pol-history" type="checkbox"> job history</label>
       <button id="pol-set">Set policy</button>
       <button id="pol-clear" class="danger">Clear policy</button>
     </div></div>`;
@@ -285,6 +286,7 @@ function describePolicy(p) {
   if (p.max_reserved) parts.push('max reserved ' + p.max_reserved);
   if (p.rate) parts.push(`rate ${p.rate}/s burst ${p.burst || 1}`);
   if (p.unique) parts.push('unique');
+  if (p.history) parts.push('job history');
   return parts.length ? parts.join(' · ') : 'no limits';
 }
 
@@ -310,6 +312,7 @@ function fillPolicyForm(pol) {
   $('#pol-rate').value = p.rate || '';
   $('#pol-burst').value = p.burst || '';
   $('#pol-unique').checked = !!p.unique;
+  $('#pol-history').checked = !!p.history;
 }
 
 function bindTubeActions(name) {
@@ -333,7 +336,7 @@ function bindTubeActions(name) {
       tube: name, max_reserves: num('#pol-max-reserves'), retry_delay: num('#pol-retry-delay'),
       retry_delay_max: num('#pol-retry-delay-max'), expire_after: num('#pol-expire-after'),
       max_reserved: num('#pol-max-reserved'), rate: num('#pol-rate'), burst: num('#pol-burst'),
-      unique: $('#pol-unique').checked,
+      unique: $('#pol-unique').checked, history: $('#pol-history').checked,
     };
     if (policy.expire_after) policy.expire_action = $('#pol-expire-action').value;
     act('policy', { tube: name, policy });
@@ -459,6 +462,41 @@ function holderText(j) {
   return `connection ${j.holder} on gateway ${j.holder_gateway}` + (j.holder_here ? ' (this gateway)' : ' (another gateway)');
 }
 
+// eventDetail is what a history event adds to its kind: the delay asked for or given, the
+// policy that acted (a bury that is no policy's is the worker's).
+function eventDetail(e) {
+  const parts = [];
+  if (e.delay) parts.push('delay ' + fmtShort(e.delay));
+  if (e.policy) parts.push('by policy ' + e.policy);
+  else if (e.kind === 'buried') parts.push('by the worker');
+  return parts.join(', ');
+}
+
+// eventRow is one event of the job's history: when (UTC, to the millisecond), what, who.
+function eventRow(e) {
+  const tr = document.createElement('tr');
+  for (const [cls, text] of [['at', e.at.replace('T', ' ').replace(/(\.\d{3})\d*Z$/, '$1Z')], ['kind', e.kind],
+    ['session', e.session || ''], ['addr', e.addr || ''], ['detail', eventDetail(e)]]) {
+    const td = document.createElement('td');
+    td.className = cls;
+    td.textContent = text;
+    tr.append(td);
+  }
+  return tr;
+}
+
+// drawEvents shows the job's history, or why there is none.
+function drawEvents(j) {
+  const events = j.events || [];
+  $('#job-history').hidden = events.length === 0;
+  $('#job-no-history').hidden = events.length > 0;
+  const key = JSON.stringify(events);
+  const body = $('#job-history tbody');
+  if (body.dataset.key === key) return; // unchanged: leave any selection alone
+  body.dataset.key = key;
+  body.replaceChildren(...events.map(eventRow));
+}
+
 function drawJob(r, { j, missing }) {
   if (missing) {
     frame(r, `<h1>Job ${esc(missing)}</h1>
@@ -471,6 +509,9 @@ function drawJob(r, { j, missing }) {
     <table id="job-stats">${jobFields.map(f => `<tr><th>${f.replace('_', '-')}</th><td class="${f}"></td></tr>`).join('')}
       <tr id="job-holder-row"><th>held by</th><td class="holder"></td></tr></table>
     ${S.info.read_only ? actionsOff() : '<div class="bar" id="job-actions"></div>'}
+    <h2>History</h2>
+    <table id="job-history"><thead><tr><th>time (UTC)</th><th>event</th><th>connection</th><th>address</th><th></th></tr></thead><tbody></tbody></table>
+    <p class="muted" id="job-no-history">No history: this job's tube keeps none (a policy with job history, for jobs put from then on).</p>
     <h2>Body ${previewSelect}</h2>
     <pre class="body" id="job-body"></pre>`);
   S.job = j; // the handlers act on the job as last drawn
@@ -504,6 +545,7 @@ function drawJob(r, { j, missing }) {
     bar.dataset.state = j.state;
     bar.innerHTML = jobButtons(j.state, 'id="job-kick"', 'id="job-delete" class="danger"');
   }
+  drawEvents(j);
   setText($('#job-body'), previewOf(j.body, S.preview, j.body_size));
 }
 
