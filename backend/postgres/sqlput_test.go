@@ -551,6 +551,7 @@ func TestSQLPutAppliesTubePolicies(t *testing.T) {
 	require.NoError(t, b.SetPolicy(ctx, backend.Policy{Tube: "uniq-*", Unique: true}))
 	require.NoError(t, b.SetPolicy(ctx, backend.Policy{Tube: "short", ExpireAfter: time.Second}))
 	require.NoError(t, b.SetPolicy(ctx, backend.Policy{Tube: "capped", MaxReserved: 1}))
+	require.NoError(t, b.SetPolicy(ctx, backend.Policy{Tube: "told", History: true}))
 	client := dialBeanstalk(t, addr)
 
 	t.Run("Unique", func(t *testing.T) {
@@ -635,6 +636,22 @@ func TestSQLPutAppliesTubePolicies(t *testing.T) {
 			_, err := client.Peek(id)
 			return errors.Is(err, beanstalk.ErrNotFound)
 		}, 5*time.Second, 50*time.Millisecond, "the job outlived its tube's expire-after")
+	})
+
+	// A SQL put into a tube that keeps histories starts the job's history as a gateway's put
+	// does, naming the application's role and its connection's address.
+	t.Run("History", func(t *testing.T) {
+		id, err := sqlPut(ctx, appConn(t, ""), schema, "told", "x", 0, "2 s", "60 s")
+		require.NoError(t, err)
+		events, err := b.JobHistory(ctx, id)
+		require.NoError(t, err)
+		require.Len(t, events, 1)
+		var role string
+		require.NoError(t, appConn(t, "").QueryRow(ctx, "SELECT session_user").Scan(&role))
+		require.Equal(t, backend.EventPut, events[0].Kind)
+		require.Equal(t, backend.SessionID("sql:"+role), events[0].Session)
+		require.Contains(t, events[0].Addr, "127.0.0.1:")
+		require.Equal(t, 2*time.Second, events[0].Delay)
 	})
 
 	t.Run("MaxReserved", func(t *testing.T) {

@@ -148,12 +148,17 @@ BEGIN
               AND j.due_at <= at + d_us * interval '1 microsecond');
     END IF;
     new_id := nextval('{{schema}}.job_ids');
+    -- Under a policy that keeps histories the job's starts as a gateway's put starts it (put.sql),
+    -- naming the application's login role ("sql:ROLE") and its connection's address.
     INSERT INTO {{schema}}.jobs (id, tube, state, priority, delay_us, ttr_us, created_at, due_at, ready_at, body,
-        body_hash, expires_at)
+        body_hash, expires_at, history)
     VALUES (new_id, put.tube, CASE WHEN d_us > 0 THEN 2 ELSE 1 END, put.priority, d_us, t_us, at,
         CASE WHEN d_us > 0 THEN at + d_us * interval '1 microsecond' END,
         CASE WHEN d_us = 0 THEN at END, put.body, hash,
-        CASE WHEN pol.expire_after_us > 0 THEN at + pol.expire_after_us * interval '1 microsecond' END);
+        CASE WHEN pol.expire_after_us > 0 THEN at + pol.expire_after_us * interval '1 microsecond' END,
+        CASE WHEN pol.history THEN ARRAY[(extract(epoch FROM clock_timestamp()) * 1000000)::bigint
+            || ' put sql:' || replace(session_user::text, ' ', '_') || ' '
+            || coalesce(host(inet_client_addr()) || ':' || inet_client_port(), 'local') || ' ' || d_us || ' '] END);
     INSERT INTO {{schema}}.sql_puts (tube, woke) VALUES (put.tube, d_us = 0 OR heads);
     RETURN new_id;
 END;
