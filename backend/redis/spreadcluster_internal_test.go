@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,4 +206,17 @@ func describe(calls []slotCall) string {
 		out = append(out, fmt.Sprintf("%s: %v %v", c.key, c.cmd.Val(), c.cmd.Err()))
 	}
 	return strings.Join(out, "; ")
+}
+
+// stop stops node i (SIGSTOP) until the function returned is called (or the test ends).
+func (c *spreadCluster) stop(t *testing.T, i int) func() {
+	t.Helper()
+	n := c.Node(i)
+	pid := infoCount(t, n, "server", "process_id:")
+	_ = n.Close()
+	require.NoError(t, syscall.Kill(int(pid), syscall.SIGSTOP))
+	var once sync.Once
+	cont := func() { once.Do(func() { _ = syscall.Kill(int(pid), syscall.SIGCONT) }) }
+	t.Cleanup(cont)
+	return cont
 }
