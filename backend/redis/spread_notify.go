@@ -158,7 +158,11 @@ func (s *shardedWakeups) Subscribe(ctx context.Context, channels ...string) erro
 // Unsubscribe counts one use less of each of channels; a channel no longer used is dropped
 // (SUNSUBSCRIBE).
 func (s *shardedWakeups) Unsubscribe(channels ...string) {
-	var drop []*shardChan
+	type dropped struct {
+		sc *shardChan
+		c  *shardConn
+	}
+	var drop []dropped
 	s.mu.Lock()
 	for _, name := range channels {
 		sc := s.chans[name]
@@ -168,13 +172,13 @@ func (s *shardedWakeups) Unsubscribe(channels ...string) {
 		if sc.refs--; sc.refs == 0 {
 			delete(s.chans, name)
 			if sc.conn != nil {
-				drop = append(drop, sc)
+				drop = append(drop, dropped{sc, sc.conn})
 			}
 		}
 	}
 	s.mu.Unlock()
-	for _, sc := range drop {
-		c := sc.conn
+	for _, d := range drop {
+		sc, c := d.sc, d.c
 		c.wmu.Lock()
 		s.mu.Lock()
 		// Wanted again meanwhile, or its connection gone: nothing to drop.

@@ -2,6 +2,9 @@ package redis
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +167,11 @@ func (c *spreadCluster) failover(t *testing.T, i int, mode string) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
+	}
+	dir, _ := n.ConfigGet(context.Background(), "dir").Result()
+	for j := range c.Ports {
+		log, _ := os.ReadFile(filepath.Join(dir["dir"], fmt.Sprintf("redis-%d.log", c.Ports[j])))
+		t.Logf("node %d (%s):\n%s", j, c.Addr(j), log)
 	}
 	t.Fatalf("node %d not promoted", i)
 }
