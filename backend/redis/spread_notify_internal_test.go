@@ -77,14 +77,22 @@ func TestShardedWakeups(t *testing.T) {
 		for i, ch := range chs {
 			require.Equal(t, masters[i], c.MasterOf(ch))
 		}
+		pubs := make([]*goredis.Client, len(chs)) // connected before, to publish at once after
+		for i := range chs {
+			pubs[i] = c.admin(t, masters[i])
+			require.NoError(t, pubs[i].Ping(ctx).Err())
+		}
 		require.NoError(t, w.Subscribe(ctx, chs...))
-		w.mu.Lock()
-		require.Len(t, w.conns, 3, "one connection per master")
-		w.mu.Unlock()
+		for i, ch := range chs {
+			require.Equal(t, int64(1), pubs[i].SPublish(ctx, ch, "tube").Val(), "subscribed when Subscribe returns")
+		}
 		for _, ch := range chs {
-			require.Equal(t, int64(1), publish(ch, "tube"), "subscribed when Subscribe returns")
 			expect(messages, ch+" tube")
 		}
+		w.mu.Lock()
+		conns := len(w.conns)
+		w.mu.Unlock()
+		require.Equal(t, 3, conns, "one connection per master")
 
 		// Counted: a second Subscribe and one Unsubscribe keep the channel.
 		require.NoError(t, w.Subscribe(ctx, chs[0]))
