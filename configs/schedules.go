@@ -40,8 +40,8 @@ func (s Schedule) Backend() backend.Schedule {
 	return out
 }
 
-// ValidateSchedules checks every entry as the store would, and that no name appears twice.
-func ValidateSchedules(ss []Schedule, bad func(string, ...any)) {
+// validateSchedules checks every entry as the store would, and that no name appears twice.
+func validateSchedules(ss []Schedule, bad func(string, ...any)) {
 	seen := map[string]bool{}
 	for i, s := range ss {
 		if s.Priority != nil && (*s.Priority < 0 || *s.Priority > math.MaxUint32) {

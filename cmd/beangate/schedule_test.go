@@ -92,16 +92,25 @@ func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
 
 // With every: 1s and three gateways sharing a store, each tick puts one job for the fleet, not
 // one per gateway; with every gateway stopped for 5 s, the first one back puts one catch-up
-// job, not one per missed tick.
+// job, not one per missed tick. The memory store, kept in one process, has one gateway, which
+// keeps its schedules beside its binlog.
 func TestScheduleFiresOncePerTickForTheFleet(t *testing.T) {
 	t.Parallel()
+	memoryStore := func(t *testing.T) []string { return []string{"-b", t.TempDir()} }
+	shared := func(store func(t *testing.T) (string, func() int)) func(t *testing.T) []string {
+		return func(t *testing.T) []string {
+			url, _ := store(t)
+			return []string{"--backend", url}
+		}
+	}
 	for _, st := range []struct {
-		name  string
-		store func(t *testing.T) (string, func() int)
-	}{{"redis", redisStore}, {"postgres", postgresStore}} {
+		name     string
+		store    func(t *testing.T) []string // the server's arguments for the store
+		gateways int
+	}{{"memory", memoryStore, 1}, {"redis", shared(redisStore), 3}, {"postgres", shared(postgresStore), 3}} {
 		t.Run(st.name, func(t *testing.T) {
 			t.Parallel()
-			url, _ := st.store(t)
+			storeArgs := st.store(t)
 			config := filepath.Join(t.TempDir(), "beangate.yaml")
 			require.NoError(t, os.WriteFile(config, []byte(`
 schedules:
@@ -112,8 +121,8 @@ schedules:
     ttr: 10s
 `), 0o600))
 			var gateways []*runningServer
-			for range 3 {
-				gateways = append(gateways, startServer(t, "-p", "0", "--backend", url, "--config", config))
+			for range st.gateways {
+				gateways = append(gateways, startServer(t, append([]string{"-p", "0", "--config", config}, storeArgs...)...))
 			}
 			w := startWorker(t, gateways[0].addr, "beats")
 			// Counted over whole seconds, from mid-second to mid-second, so that no tick is near
@@ -122,7 +131,7 @@ schedules:
 			to := from.Add(10 * time.Second)
 			sleepUntil(to.Add(200 * time.Millisecond))
 			n := w.between(from, to)
-			require.InDelta(t, 10, n, 1, "10 ticks in 10 s for three gateways: %d jobs", n)
+			require.InDelta(t, 10, n, 1, "10 ticks in 10 s for %d gateways: %d jobs", st.gateways, n)
 			w.close()
 
 			for _, g := range gateways {
@@ -130,7 +139,7 @@ schedules:
 				require.Equal(t, exitOK, g.waitExit(t, 10*time.Second))
 			}
 			time.Sleep(5 * time.Second)
-			back := startServer(t, "-p", "0", "--backend", url, "--config", config)
+			back := startServer(t, append([]string{"-p", "0", "--config", config}, storeArgs...)...)
 			w = startWorker(t, back.addr, "beats")
 			require.Eventually(t, func() bool { return !w.first().IsZero() }, 5*time.Second, 10*time.Millisecond)
 			caughtUp := w.first()
