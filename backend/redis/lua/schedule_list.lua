@@ -1,5 +1,6 @@
 -- schedule_list: every schedule (see schedule_set.lua), in no particular order.
 -- KEYS[1] = <base>:stats, the one key of every operation (see lib.lua)
+-- ARGV: only the common ones
 -- returns {name, tube, body, priority, TTR ms, delay ms, cron, timezone, every ms, last tick ms,
 -- last job id or false, last run ms or false, ...}
 local out = {}
