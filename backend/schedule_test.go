@@ -76,7 +76,7 @@ func TestScheduleValidate(t *testing.T) {
 		{"Neither", func(s *backend.Schedule) { s.Cron = "" }, "needs a cron expression or an interval"},
 		{"TimezoneWithEvery", func(s *backend.Schedule) { s.Cron, s.Every, s.Timezone = "", time.Minute, "UTC" }, "timezone applies to a cron expression"},
 		{"EveryTooShort", func(s *backend.Schedule) { s.Cron, s.Every = "", time.Millisecond }, "must be at least 1s"},
-		{"EveryFraction", func(s *backend.Schedule) { s.Cron, s.Every = "", 1500 * time.Millisecond }, "whole seconds"},
+		{"EveryFraction", func(s *backend.Schedule) { s.Cron, s.Every = "", 1500*time.Millisecond }, "whole seconds"},
 		{"NoTTR", func(s *backend.Schedule) { s.TTR = 0 }, "ttr 0s: must be at least 1s"},
 		{"BadTube", func(s *backend.Schedule) { s.Tube = "a b" }, "tube "},
 		{"BadName", func(s *backend.Schedule) { s.Name = "" }, "name must be"},
