@@ -15,6 +15,7 @@ import (
 type Admin interface {
 	Policies
 	Histories
+	Schedules
 
 	// ListJobs lists a tube's jobs in one state, in the state's own order: ready by (priority,
 	// id) — the order reserves take them —, delayed by (due time, id), buried oldest first (the

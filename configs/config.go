@@ -36,6 +36,9 @@ type Config struct {
 	// Policies are per-tube policies set in the store at start, replacing any policy the store
 	// holds for the same tube pattern (others are kept).
 	Policies []Policy `mapstructure:"policies"`
+	// Schedules are periodic jobs set in the store at start and on SIGHUP, replacing any
+	// schedule the store holds under the same name (others are kept).
+	Schedules []Schedule `mapstructure:"schedules"`
 	// Fleet: ops listener, TLS, auth, limits (fleet.go); its keys are top-level.
 	Fleet `mapstructure:",squash"`
 }

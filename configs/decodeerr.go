@@ -55,7 +55,7 @@ func placed(de *mapstructure.DecodeError, fs *pflag.FlagSet, file string) error 
 			if name != "" {
 				key = name + "." + key
 			}
-			paths = append(paths, key+didYouMean(key, append(flaggedKeys(), "policies")))
+			paths = append(paths, key+didYouMean(key, append(flaggedKeys(), "policies", "schedules")))
 		}
 		return fmt.Errorf("config file %s: unknown key %s", file, strings.Join(paths, ", "))
 	}

@@ -61,6 +61,7 @@ func (c *Config) Validate() (warnings []string, err error) {
 	}
 	c.Fleet.validate(bad)
 	validatePolicies(c.Policies, bad)
+	validateSchedules(c.Schedules, bad)
 	if c.Binlog.Dir != "" && !isMemory(c.Backend) {
 		errs = append(errs, fmt.Errorf("binlog: %w", ErrBinlogUnsupported))
 	}

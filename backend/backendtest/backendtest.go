@@ -61,6 +61,7 @@ func groups() []group {
 		{"Holder", holderCases, false},
 		{"Bulk", bulkCases, false},
 		{"Import", importCases, false},
+		{"Schedules", scheduleCases, false},
 		{"RealTime", realTimeCases, true},
 	}
 }

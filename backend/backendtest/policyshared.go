@@ -15,9 +15,10 @@ import (
 type NewPair func(t *testing.T, clock backend.Clock) (backend.Backend, backend.Backend)
 
 // RunSharedPolicies runs the policy cases that need two gateways on one store: a cap, a rate
-// and a policy set on one gateway hold for both.
+// and a policy set on one gateway hold for both; and the schedule cases: a tick fired by both
+// puts one job.
 func RunSharedPolicies(t *testing.T, newPair NewPair) {
-	for _, c := range sharedPolicyCases {
+	for _, c := range append(sharedPolicyCases[:len(sharedPolicyCases):len(sharedPolicyCases)], scheduleSharedCases...) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			clock := clocktest.NewFake(Epoch)

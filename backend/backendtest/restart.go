@@ -18,7 +18,7 @@ type Restart func(t *testing.T, b backend.Backend, clock *clocktest.Fake) backen
 // RunRestarts runs the cases that restart the backend mid-case, for backends whose state
 // outlives the process. They hold beanstalkd's rules for a restart on its binlog.
 func RunRestarts(t *testing.T, newBackend NewBackend, restart Restart) {
-	for _, c := range append(restartCases[:len(restartCases):len(restartCases)], policyRestartCases...) {
+	for _, c := range append(append(restartCases[:len(restartCases):len(restartCases)], policyRestartCases...), scheduleRestartCases...) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, newBackend, false)

@@ -77,7 +77,8 @@ type Backend struct {
 	walSeq uint64      // what the operation under way must commit (see endWrite)
 	walErr error       // a record the operation under way could not place
 
-	pol policies // per-tube policies (policy.go)
+	pol   policies  // per-tube policies (policy.go)
+	sched schedules // periodic jobs (schedule.go)
 
 	imported map[string]uint64 // key -> id of every imported job (Import)
 
@@ -138,6 +139,12 @@ func Open(opts Options) (*Backend, error) {
 	if len(b.pol.list) > 0 {
 		b.applyPoliciesLocked(b.clock.Now())
 	}
+	if b.sched.file, b.sched.list, err = openScheduleFile(wal.Dir()); err != nil {
+		b.wal = nil
+		_ = wal.Close()
+		return nil, opErr("open", err)
+	}
+	b.restoreClaimsLocked()
 	return b, nil
 }
 

@@ -195,6 +195,11 @@ func (b *Backend) Put(ctx context.Context, p backend.PutParams) (id uint64, err 
 		return 0, err
 	}
 	defer b.endWrite("put", &err)
+	return b.putLocked(p, now)
+}
+
+// putLocked is Put under the lock, for Put and FireSchedule.
+func (b *Backend) putLocked(p backend.PutParams, now time.Time) (uint64, error) {
 	if t := b.tubes[p.Tube]; t != nil && t.pol != nil && t.pol.unique != nil {
 		if dup := b.duplicateLocked(t, p.Body); dup != nil {
 			b.actLocked(t.name, backend.PolicyUnique, backend.ActionDedupe, dup.id)

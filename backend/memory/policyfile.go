@@ -96,14 +96,20 @@ func (f *policyFile) save(list []backend.Policy) error {
 	if err != nil {
 		return err
 	}
-	tmp := f.path + ".tmp"
-	if err := writeSynced(tmp, append(data, '\n')); err != nil {
+	return replaceFile(f.path, append(data, '\n'))
+}
+
+// replaceFile replaces path with data: written beside it, synced, renamed over it, so that a
+// crash leaves the old content or the new.
+func replaceFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := writeSynced(tmp, data); err != nil {
 		return fmt.Errorf("writing %s: %w", tmp, err)
 	}
-	if err := os.Rename(tmp, f.path); err != nil {
-		return fmt.Errorf("writing %s: %w", f.path, err)
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return syncDir(filepath.Dir(f.path))
+	return syncDir(filepath.Dir(path))
 }
 
 func writeSynced(path string, data []byte) error {

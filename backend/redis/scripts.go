@@ -54,6 +54,10 @@ const (
 	opPolicySet     op = "policy_set"
 	opPolicyClear   op = "policy_clear"
 	opPolicySweep   op = "policy_sweep"
+	opScheduleSet   op = "schedule_set"
+	opScheduleClear op = "schedule_clear"
+	opScheduleList  op = "schedule_list"
+	opScheduleFire  op = "schedule_fire"
 )
 
 // ops are all the operations.
@@ -63,6 +67,7 @@ var ops = []op{
 	opKick, opKickJob, opPeek, opPeekState, opJobStats, opJobHistory, opTubeStats,
 	opStats, opListTubes, opPause, opRestore, opListJobs, opDeleteJobs, opMoveJobs, opImport,
 	opReadyAges, opPolicySet, opPolicyClear, opPolicySweep,
+	opScheduleSet, opScheduleClear, opScheduleList, opScheduleFire,
 }
 
 // scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and

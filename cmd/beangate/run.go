@@ -27,6 +27,8 @@ type process struct {
 	pid1Cmdline func() []string
 	// help is the command a usage error points to; empty: "beangate --help".
 	help string
+	// args are the server's arguments, which SIGHUP reads again (with the config file).
+	args []string
 }
 
 func (p process) run(ctx context.Context, args []string) int {
@@ -40,5 +42,6 @@ func (p process) run(ctx context.Context, args []string) int {
 	if stop {
 		return exit
 	}
+	p.args = args
 	return p.serve(ctx, cfg, log)
 }

@@ -12,11 +12,13 @@ import (
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/configs"
 	"github.com/beangate/beangate/gateway"
+	"github.com/beangate/beangate/gateway/scheduler"
 )
 
 // serve listens, opens the backend and serves until SIGTERM/SIGINT or ctx ends, then stops
 // gracefully: /readyz turns 503, --shutdown-delay passes, the listener closes. SIGUSR1 turns
-// drain mode on for good, as in beanstalkd; SIGHUP reloads the TLS and token files.
+// drain mode on for good, as in beanstalkd; SIGHUP reloads the TLS and token files and the
+// config file's schedules.
 func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger) int {
 	signals := p.signals
 	if signals == nil {
@@ -67,6 +69,11 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 		log.Error("cannot set the configured tube policies", "err", err)
 		return exitFailure
 	}
+	if err := setSchedules(ctx, store, cfg.Schedules, cfg.BackendTimeout); err != nil {
+		_ = ln.Close()
+		log.Error("cannot set the configured schedules", "err", err)
+		return exitFailure
+	}
 
 	srv := gateway.NewServer(f.gatewayConfig(gateway.Config{
 		Backend:        store,
@@ -78,7 +85,8 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	probeCtx, stopProbe := context.WithCancel(context.Background())
 	defer stopProbe()
 	f.opened(probeCtx, srv, store)
-	sigs.serving(srv)
+	go scheduler.New(store, log, cfg.BackendTimeout).Run(probeCtx)
+	sigs.serving(srv, func() { p.reloadSchedules(ctx, store, cfg.BackendTimeout, log) })
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", listenAddr(cfg, ln.Addr()), "backend", redactedURL(cfg.Backend), "version", versionLine(),
@@ -172,4 +180,40 @@ func setPolicies(ctx context.Context, store backend.Backend, ps []configs.Policy
 		}
 	}
 	return nil
+}
+
+// setSchedules sets the config's schedules in the store, each replacing the store's schedule of
+// the same name (keeping its last run if its timing is the same); the store's other schedules
+// stay (set at run time, or by another gateway's config).
+func setSchedules(ctx context.Context, store backend.Backend, ss []configs.Schedule, timeout time.Duration) error {
+	for _, s := range ss {
+		callCtx, cancel := context.WithTimeout(ctx, timeout)
+		err := store.SetSchedule(callCtx, s.Backend())
+		cancel()
+		if err != nil {
+			return fmt.Errorf("schedule %q: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+// reloadSchedules reads the configuration again, as at start, and sets its schedules (SIGHUP).
+// A configuration that does not load — a bad cron expression say — changes nothing: the
+// schedules set before stay, and why is logged.
+func (p process) reloadSchedules(ctx context.Context, store backend.Backend, timeout time.Duration, log *slog.Logger) {
+	fs := newFlagSet()
+	err := fs.Parse(p.args)
+	var cfg configs.Config
+	if err == nil {
+		cfg, _, err = configs.Load(fs)
+	}
+	if err != nil {
+		log.Error("SIGHUP: configuration not reloaded; the schedules stay as they were", "err", err)
+		return
+	}
+	if err := setSchedules(ctx, store, cfg.Schedules, timeout); err != nil {
+		log.Error("SIGHUP: schedules not set", "err", err)
+		return
+	}
+	log.Info("SIGHUP: schedules reloaded", "schedules", len(cfg.Schedules))
 }

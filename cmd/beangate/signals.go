@@ -10,7 +10,7 @@ import (
 )
 
 // signalHandler is the one loop over the process's signals, through every phase of serve:
-// SIGHUP reloads the TLS and token files; SIGUSR1 turns drain mode on for good, as in
+// SIGHUP reloads the TLS and token files and the config file's schedules; SIGUSR1 turns drain mode on for good, as in
 // beanstalkd (remembered while the store opens, ignored once a stop has begun); each SIGTERM or
 // SIGINT is passed on stops, for the phase at hand to act on — the first asks for a graceful
 // stop, a second for a faster one.
@@ -22,6 +22,7 @@ type signalHandler struct {
 
 	mu       sync.Mutex
 	srv      *gateway.Server // nil until serving begins
+	hup      func()          // what SIGHUP does beyond the fleet's files, once serving
 	draining bool            // SIGUSR1 came before serving began
 	stopping bool
 }
@@ -42,6 +43,12 @@ func (h *signalHandler) run(signals <-chan os.Signal) {
 			switch sig {
 			case syscall.SIGHUP:
 				h.f.reload()
+				h.mu.Lock()
+				hup := h.hup
+				h.mu.Unlock()
+				if hup != nil {
+					hup()
+				}
 			case syscall.SIGUSR1:
 				h.drain()
 			default:
@@ -75,11 +82,13 @@ func (h *signalHandler) setDrainingLocked() {
 	h.f.readiness.SetDraining()
 }
 
-// serving tells that srv serves now: a SIGUSR1 that came before takes effect.
-func (h *signalHandler) serving(srv *gateway.Server) {
+// serving tells that srv serves now: a SIGUSR1 that came before takes effect, and SIGHUP
+// calls hup from now on.
+func (h *signalHandler) serving(srv *gateway.Server, hup func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.srv = srv
+	h.hup = hup
 	if h.draining {
 		h.setDrainingLocked()
 	}

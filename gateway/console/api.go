@@ -42,7 +42,7 @@ func fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusNotFound, "not found")
 	case errors.Is(err, backend.ErrBadCursor):
 		writeError(w, http.StatusBadRequest, "bad cursor")
-	case errors.Is(err, backend.ErrBadPolicy):
+	case errors.Is(err, backend.ErrBadPolicy), errors.Is(err, backend.ErrBadSchedule):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, backend.ErrPolicyUnsupported):
 		writeError(w, http.StatusNotImplemented, err.Error())
@@ -249,6 +249,7 @@ func (c *Console) logAction(r *http.Request, a *Action, outcome, why string, ext
 			{"pri", a.Pri, strings.HasSuffix(r.URL.Path, "/put")}, {"delay", a.Delay, a.Delay != 0},
 			{"ttr", a.TTR, a.TTR != 0}, {"body_bytes", len(a.Body), strings.HasSuffix(r.URL.Path, "/put")},
 			{"policy", a.Policy, a.Policy != nil},
+			{"schedule", scheduleName(a), a.Schedule != nil || a.Name != ""},
 		} {
 			if f.set {
 				attrs = append(attrs, f.key, f.val)
@@ -364,4 +365,12 @@ func (c *Console) postPut(w http.ResponseWriter, r *http.Request) {
 		id, err := b.Put(ctx, backend.PutParams{Tube: a.Tube, Priority: a.Pri, Delay: time.Duration(a.Delay * float64(time.Second)), TTR: ttr, Body: []byte(a.Body)})
 		return Result{N: 1, ID: id}, err
 	})
+}
+
+// scheduleName names an action's schedule for the log: its name, never its body.
+func scheduleName(a *Action) string {
+	if a.Schedule != nil {
+		return a.Schedule.Name
+	}
+	return a.Name
 }

@@ -154,7 +154,34 @@ func TestConsoleInChromium(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		require.NoError(t, chromedp.Do(ctx, cellIs(`tr[data-tube="emails"] .ready`, "7"),
 			chromedp.Click("#live"), cellIs(`tr[data-tube="emails"] .ready`, "8")))
+		// A schedule, for the docs' picture to show one.
+		require.NoError(t, w.store.SetSchedule(context.Background(), backend.Schedule{Name: "hourly-report",
+			Tube: "reports", Cron: "0 * * * *", TTR: time.Minute}))
+		require.NoError(t, chromedp.Do(ctx, cellIs(`#schedules tr[data-key="hourly-report"] .tube`, "reports")))
 		screenshot(t, ctx, "console-overview")
+	})
+
+	t.Run("OverviewListsSchedulesWithLastAndNextRun", func(t *testing.T) {
+		auth, header := basicAuth(t)
+		w := startWorld(t, console.Options{Backend: "memory", Auth: auth})
+		ctx := tab(t, b, map[string]any{"Authorization": header})
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(w.url+"/ui/"), until(`(document.querySelector('#no-schedules')||{}).hidden === false`)))
+		bg := context.Background()
+		require.NoError(t, w.store.SetSchedule(bg, backend.Schedule{Name: "minutely", Tube: "reports", Cron: "* * * * *",
+			TTR: time.Minute}))
+		tick := time.Now().UTC().Truncate(time.Minute).Add(time.Minute)
+		id, fired, err := w.store.FireSchedule(bg, "minutely", tick)
+		require.NoError(t, err)
+		require.True(t, fired)
+		at := func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + " UTC" }
+		row := `#schedules tr[data-key="minutely"] `
+		require.NoError(t, chromedp.Do(ctx,
+			cellIs(row+".tube", "reports"),
+			cellIs(row+".when", "* * * * * (UTC)"),
+			cellIs(row+".last-job", fmt.Sprint(id)),
+			cellIs(row+".next-run", at(tick.Add(time.Minute))),
+			until(`(document.querySelector('#schedules tr[data-key="minutely"] .last-run')||{textContent: ''}).textContent.endsWith(' UTC')`),
+			until(`(document.querySelector('#no-schedules')||{}).hidden === true`)))
 	})
 
 	t.Run("TubePagePagesThroughJobsAndActsOnThem", func(t *testing.T) {

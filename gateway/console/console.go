@@ -118,10 +118,12 @@ func (c *Console) Register(mux *http.ServeMux) {
 	api.HandleFunc("GET /api/history", c.getHistory)
 	api.HandleFunc("GET /api/policies", c.getPolicies)
 	api.HandleFunc("GET /api/policy", c.getPolicy)
+	api.HandleFunc("GET /api/schedules", c.getSchedules)
 	for path, h := range map[string]http.HandlerFunc{
 		"/api/kick": c.postKick, "/api/kick-job": c.postKickJob, "/api/delete": c.postDelete,
 		"/api/flush": c.postFlush, "/api/pause": c.postPause, "/api/move": c.postMove, "/api/put": c.postPut,
 		"/api/policy": c.postPolicy, "/api/policy-clear": c.postPolicyClear,
+		"/api/schedule": c.postSchedule, "/api/schedule-clear": c.postScheduleClear,
 	} {
 		api.Handle("POST "+path, c.action(h))
 	}

@@ -138,6 +138,9 @@ type Action struct {
 	Delay   float64 `json:"delay,omitempty"`
 	TTR     float64 `json:"ttr,omitempty"`
 	Policy  *Policy `json:"policy,omitempty"` // POST /api/policy
+	// Schedule is POST /api/schedule's; Name POST /api/schedule-clear's.
+	Schedule *Schedule `json:"schedule,omitempty"`
+	Name     string    `json:"name,omitempty"`
 }
 
 // Policy is one tube policy (see docs/policies.md): the keys of the config's policies:
@@ -187,6 +190,73 @@ func (p Policy) Backend() backend.Policy {
 		Burst: p.Burst, Unique: p.Unique, RetryDelay: duration(p.RetryDelay), RetryDelayMax: duration(p.RetryMax),
 		History: p.History,
 	}
+}
+
+// Schedule is one periodic job (see docs/schedules.md): the keys of the config's schedules:
+// section, with durations (every, ttr, delay) in seconds; and, as GET /api/schedules shows it,
+// its last run (the tick claimed, the job put and when) and its next.
+type Schedule struct {
+	Name     string  `json:"name"`
+	Tube     string  `json:"tube"`
+	Cron     string  `json:"cron,omitempty"`
+	Timezone string  `json:"timezone,omitempty"`
+	Every    float64 `json:"every,omitempty"`
+	Body     string  `json:"body"`
+	Priority *uint32 `json:"priority,omitempty"` // 1024 when unset
+	TTR      float64 `json:"ttr,omitempty"`      // 60 when unset
+	Delay    float64 `json:"delay,omitempty"`
+
+	LastTick *time.Time `json:"last_tick,omitempty"`
+	LastRun  *time.Time `json:"last_run,omitempty"`
+	LastJob  uint64     `json:"last_job,omitempty"`
+	NextRun  *time.Time `json:"next_run,omitempty"`
+}
+
+// Schedules is GET /api/schedules: every schedule, by name.
+type Schedules struct {
+	Schedules []Schedule `json:"schedules"`
+}
+
+// The defaults of a schedule's job, as the config's are.
+const (
+	defaultSchedulePriority = 1024
+	defaultScheduleTTR      = time.Minute
+)
+
+// ScheduleOf converts a store schedule, with its next run after now.
+func ScheduleOf(s backend.ScheduleState, now time.Time) Schedule {
+	pri := s.Priority
+	out := Schedule{Name: s.Name, Tube: s.Tube, Cron: s.Cron, Timezone: s.Timezone, Every: secs(s.Every),
+		Body: string(s.Body), Priority: &pri, TTR: secs(s.TTR), Delay: secs(s.Delay), LastJob: s.LastJob}
+	out.LastTick = &s.LastTick
+	if !s.LastRun.IsZero() {
+		out.LastRun = &s.LastRun
+	}
+	if next := s.NextTick(maxTime(now, s.LastTick)); !next.IsZero() {
+		next = next.UTC()
+		out.NextRun = &next
+	}
+	return out
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// Backend converts s for the store.
+func (s Schedule) Backend() backend.Schedule {
+	out := backend.Schedule{Name: s.Name, Tube: s.Tube, Cron: s.Cron, Timezone: s.Timezone, Every: duration(s.Every),
+		Body: []byte(s.Body), Priority: defaultSchedulePriority, TTR: duration(s.TTR), Delay: duration(s.Delay)}
+	if s.Priority != nil {
+		out.Priority = *s.Priority
+	}
+	if s.TTR == 0 {
+		out.TTR = defaultScheduleTTR
+	}
+	return out
 }
 
 // Result is what an action answers: how many jobs it acted on, or the new job's id.

@@ -370,3 +370,21 @@ func (i *instrumented) ClearPolicy(ctx context.Context, pattern string) error {
 func (i *instrumented) ObservePolicyActions(f func(backend.PolicyAction)) {
 	i.b.ObservePolicyActions(f)
 }
+
+// The schedule calls are an operator's and the scheduler's, a few a second: they pass through
+// unmeasured.
+func (i *instrumented) SetSchedule(ctx context.Context, s backend.Schedule) error {
+	return i.b.SetSchedule(ctx, s)
+}
+
+func (i *instrumented) ListSchedules(ctx context.Context) ([]backend.ScheduleState, error) {
+	return i.b.ListSchedules(ctx)
+}
+
+func (i *instrumented) ClearSchedule(ctx context.Context, name string) error {
+	return i.b.ClearSchedule(ctx, name)
+}
+
+func (i *instrumented) FireSchedule(ctx context.Context, name string, tick time.Time) (uint64, bool, error) {
+	return i.b.FireSchedule(ctx, name, tick)
+}

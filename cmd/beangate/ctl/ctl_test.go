@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/beanstalkd/go-beanstalk"
 	"github.com/stretchr/testify/require"
@@ -19,6 +21,7 @@ import (
 	"github.com/beangate/beangate/gateway"
 	"github.com/beangate/beangate/gateway/console"
 	"github.com/beangate/beangate/gateway/gatewaytest"
+	"github.com/beangate/beangate/gateway/scheduler"
 )
 
 // server is a beanstalk server under test: its protocol address and, for beangate, its ops
@@ -36,6 +39,10 @@ func startBeangate(t *testing.T) server {
 	require.NoError(t, err)
 	c := console.New(console.Options{Backend: "memory", Auth: console.Auth{User: "admin", PasswordHash: string(hash)}})
 	c.Open(store, srv.TubeWaiting)
+	// The schedules fire as in the server, which runs a scheduler beside the gateway.
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go scheduler.New(store, slog.New(slog.DiscardHandler), time.Second).Run(ctx)
 	mux := http.NewServeMux()
 	c.Register(mux)
 	hs := httptest.NewServer(mux)

@@ -185,10 +185,28 @@ function updateTubeRow(tr, t) {
 }
 
 async function loadOverview() {
-  return { ov: await api('overview') };
+  const [ov, sc] = await Promise.all([api('overview'), api('schedules').catch(() => null)]);
+  return { ov, sc };
 }
 
-function drawOverview(r, { ov }) {
+// ---- schedules ----
+
+const scheduleColumns = ['tube', 'when', 'last-run', 'last-job', 'next-run'];
+
+function scheduleRow(s) {
+  return element(`<tr><td class="name">${esc(s.name)}</td>${scheduleColumns.map(c => `<td class="${c}"></td>`).join('')}</tr>`);
+}
+
+// fmtTime is an RFC 3339 time from the API in UTC, to the second.
+const fmtTime = t => t ? t.replace(/\.\d+/, '').replace('T', ' ').replace('Z', ' UTC') : '—';
+
+function updateScheduleRow(tr, s) {
+  const when = s.cron ? s.cron + (s.timezone ? ' (' + s.timezone + ')' : ' (UTC)') : 'every ' + fmtShort(s.every);
+  const values = { tube: s.tube, when, 'last-run': fmtTime(s.last_run), 'last-job': s.last_job || '—', 'next-run': fmtTime(s.next_run) };
+  for (const c of scheduleColumns) setText(tr.querySelector('.' + c), values[c]);
+}
+
+function drawOverview(r, { ov, sc }) {
   frame(r, `
     <h1>Tubes</h1>
     <div class="bar muted" id="totals"></div>
@@ -196,10 +214,17 @@ function drawOverview(r, { ov }) {
       <th class="num">reserved</th><th class="num">delayed</th><th class="num">buried</th><th class="num" title="jobs put into the tube since start (stats-tube total-jobs)">total jobs</th>
       <th class="num">puts/s</th><th class="num">deletes/s</th><th class="num">watching</th><th class="num">waiting</th></tr></thead>
       <tbody></tbody></table>
-    <p class="muted" id="truncated" hidden>More tubes exist than are shown.</p>`);
+    <p class="muted" id="truncated" hidden>More tubes exist than are shown.</p>
+    <h2>Schedules</h2>
+    <table id="schedules"><thead><tr><th>schedule</th><th>tube</th><th>when</th><th>last run</th>
+      <th>last job</th><th>next run</th></tr></thead><tbody></tbody></table>
+    <p class="muted" id="no-schedules" hidden>No schedules (see docs/schedules.md).</p>`);
   setText($('#totals'), `ready ${ov.ready} · reserved ${ov.reserved} · delayed ${ov.delayed} · buried ${ov.buried} · put since start ${ov.total}`);
   syncRows($('#tubes tbody'), ov.tubes || [], t => t.name, tubeRow, updateTubeRow);
   $('#truncated').hidden = !ov.truncated;
+  const schedules = (sc && sc.schedules) || [];
+  syncRows($('#schedules tbody'), schedules, s => s.name, scheduleRow, updateScheduleRow);
+  $('#no-schedules').hidden = schedules.length > 0;
 }
 
 // ---- tube ----
