@@ -76,14 +76,16 @@ type Principal struct {
 	Name   string
 	Tenant string // "": the main store
 	Grants []TubeGrant
-	// Tokens are accepted by "auth <token>"; NewAccess keeps only their SHA-256.
-	Tokens      []string
+	// TokenHashes are the SHA-256 of the tokens "auth <token>" accepts for it (HashToken).
+	TokenHashes [][sha256.Size]byte
 	CertSubject string // a client certificate's subject, as x509's Name.String() spells it
 }
 
 // Tenant is a namespace of its own in the store, and its quotas (0: none).
 type Tenant struct {
-	Name     string
+	Name string
+	// Store is the tenant's namespace; a Server needs it set (NewAccess does not, so that a
+	// configuration can be checked before any store is open).
 	Store    backend.Backend
 	MaxJobs  uint64  // jobs kept: ready, delayed, buried and reserved
 	MaxBytes uint64  // their bodies' bytes (an estimate: see quota.go)
@@ -154,9 +156,6 @@ func NewAccess(cfg AccessConfig) (*Access, error) {
 		if _, dup := a.tenants[t.Name]; dup {
 			bad("tenant %q is configured twice", t.Name)
 		}
-		if t.Store == nil {
-			bad("tenant %q: no store", t.Name)
-		}
 		a.tenants[t.Name] = t
 	}
 	compile := func(p *Principal, what string) *principal {
@@ -181,11 +180,10 @@ func NewAccess(cfg AccessConfig) (*Access, error) {
 		}
 		c := compile(p, what)
 		a.byName[p.Name] = c
-		if len(p.Tokens) == 0 && p.CertSubject == "" {
+		if len(p.TokenHashes) == 0 && p.CertSubject == "" {
 			bad("%s: no token and no cert_subject: nobody could be it", what)
 		}
-		for _, tok := range p.Tokens {
-			h := sha256.Sum256([]byte(tok))
+		for _, h := range p.TokenHashes {
 			if other, dup := a.byToken[h]; dup && other != c {
 				bad("%s: a token is also principal %q's", what, other.name)
 			}
@@ -208,6 +206,9 @@ func NewAccess(cfg AccessConfig) (*Access, error) {
 	}
 	return a, nil
 }
+
+// HashToken is a token as Principal.TokenHashes holds it.
+func HashToken(token string) [sha256.Size]byte { return sha256.Sum256([]byte(token)) }
 
 // byTokenValue finds the principal whose token this is. Tokens are looked up by their SHA-256:
 // the map's timing tells nothing usable about a token.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,11 @@ var ErrAccessToggled = errors.New("gateway: principals can only be turned on or 
 func (s *Server) SetAccess(a *Access) error {
 	if a == nil || s.access.Load() == nil {
 		return ErrAccessToggled
+	}
+	for name, t := range a.tenants {
+		if t.Store == nil {
+			return fmt.Errorf("gateway: tenant %q has no store", name)
+		}
 	}
 	s.installAccess(a)
 	return nil

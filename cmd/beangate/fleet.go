@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +37,8 @@ type fleet struct {
 	// sessions names the gateway's connections; made here so that the console knows the
 	// gateway's id before the gateway exists.
 	sessions *backend.SessionIDs
+	// accessReload re-reads principals, grants and quotas on SIGHUP; nil without principals.
+	accessReload atomic.Pointer[accessReloader]
 }
 
 // newFleet reads the TLS and token files; errors are the configuration's (exit 5).
@@ -49,6 +52,11 @@ func newFleet(cfg configs.Config, log *slog.Logger) (*fleet, error) {
 	}
 	if cfg.Auth.TokenFile != "" {
 		if f.tokens, err = ops.LoadTokens(cfg.Auth.TokenFile); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Auth.HasPrincipals() {
+		if _, err := accessConfig(cfg, nil); err != nil { // token files read, shared tokens found
 			return nil, err
 		}
 	}
@@ -215,6 +223,9 @@ func (f *fleet) reload() {
 		} else {
 			f.log.Info("SIGHUP: auth tokens reloaded")
 		}
+	}
+	if r := f.accessReload.Load(); r != nil {
+		r.reload(context.Background())
 	}
 }
 

@@ -27,6 +27,8 @@ type process struct {
 	pid1Cmdline func() []string
 	// help is the command a usage error points to; empty: "beangate --help".
 	help string
+	// args are the command line serve was configured from, read again on SIGHUP.
+	args []string
 }
 
 func (p process) run(ctx context.Context, args []string) int {
@@ -40,5 +42,6 @@ func (p process) run(ctx context.Context, args []string) int {
 	if stop {
 		return exit
 	}
+	p.args = args
 	return p.serve(ctx, cfg, log)
 }

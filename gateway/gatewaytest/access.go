@@ -56,7 +56,7 @@ func RunAccess(t *testing.T, newStore func(t *testing.T) backend.Backend) {
 // anonymous principal may put in public-*.
 func teamAccess() gateway.AccessConfig {
 	one := func(name string, g gateway.Grant) gateway.Principal {
-		return gateway.Principal{Name: name, Tokens: []string{name + "-token"},
+		return gateway.Principal{Name: name, TokenHashes: tokens(name + "-token"),
 			Grants: []gateway.TubeGrant{{Tubes: []string{"app-*"}, Allow: g}}}
 	}
 	return gateway.AccessConfig{
@@ -306,7 +306,7 @@ func mustAuthenticate(t *testing.T, newStore func(t *testing.T) backend.Backend)
 func anonymousAuthenticates(t *testing.T, newStore func(t *testing.T) backend.Backend) {
 	ac := teamAccess()
 	ac.Tenants = []gateway.Tenant{{Name: "team", Store: newStore(t)}}
-	ac.Principals = append(ac.Principals, gateway.Principal{Name: "team-app", Tenant: "team", Tokens: []string{"team-app-token"},
+	ac.Principals = append(ac.Principals, gateway.Principal{Name: "team-app", Tenant: "team", TokenHashes: tokens("team-app-token"),
 		Grants: []gateway.TubeGrant{{Tubes: []string{"*"}, Allow: gateway.GrantPut | gateway.GrantReserve | gateway.GrantInspect}}})
 	addr, _ := startWithAccess(t, newStore(t), ac)
 	c := Dial(t, addr)
@@ -325,8 +325,8 @@ func tenantsIsolated(t *testing.T, newStore func(t *testing.T) backend.Backend) 
 	ac := gateway.AccessConfig{
 		Tenants: []gateway.Tenant{{Name: "red", Store: newStore(t)}, {Name: "blue", Store: newStore(t)}},
 		Principals: []gateway.Principal{
-			{Name: "red", Tenant: "red", Tokens: []string{"red-token"}, Grants: all},
-			{Name: "blue", Tenant: "blue", Tokens: []string{"blue-token"}, Grants: all},
+			{Name: "red", Tenant: "red", TokenHashes: tokens("red-token"), Grants: all},
+			{Name: "blue", Tenant: "blue", TokenHashes: tokens("blue-token"), Grants: all},
 		},
 	}
 	addr, _ := startWithAccess(t, newStore(t), ac)
@@ -361,7 +361,7 @@ func quotaServer(t *testing.T, newStore func(t *testing.T) backend.Backend, tn g
 	tn.Name, tn.Store = "team", newStore(t)
 	addr, _ := startWithAccess(t, newStore(t), gateway.AccessConfig{
 		Tenants: []gateway.Tenant{tn},
-		Principals: []gateway.Principal{{Name: "app", Tenant: "team", Tokens: []string{"app-token"},
+		Principals: []gateway.Principal{{Name: "app", Tenant: "team", TokenHashes: tokens("app-token"),
 			Grants: []gateway.TubeGrant{{Tubes: []string{"*"}, Allow: gateway.GrantPut | gateway.GrantReserve | gateway.GrantInspect}}}},
 	})
 	return addr
@@ -509,6 +509,8 @@ func reloadUnderLoad(t *testing.T, newStore func(t *testing.T) backend.Backend) 
 		require.Positive(t, inserted[i].Load(), "producer %d put", i)
 	}
 }
+
+func tokens(t string) [][32]byte { return [][32]byte{gateway.HashToken(t)} }
 
 func jobID(reply string) string {
 	f := strings.Fields(reply)
