@@ -59,7 +59,7 @@ auth:
 func TestPrincipalsFromTheConfigFile(t *testing.T) {
 	t.Parallel()
 	_, config := accessFiles(t, teamsYAML, "billing", "search")
-	s := startServer(t, "-p", "0", "--config", config)
+	s := startServer(t, "-p", "0", "--config", config, "--http", "127.0.0.1:0", "-V")
 	billing := dial(t, s.addr)
 	require.Equal(t, "AUTHENTICATED\r\n", billing.roundTrip(t, "auth billing-token\r\n"))
 	require.Equal(t, "USING billing-a\r\n", billing.roundTrip(t, "use billing-a\r\n"))
@@ -81,6 +81,25 @@ func TestPrincipalsFromTheConfigFile(t *testing.T) {
 	require.Equal(t, "USING public-x\r\n", anon.roundTrip(t, "use public-x\r\n"))
 	require.Equal(t, "INSERTED 1\r\n", anon.roundTrip(t, "put 0 0 60 1\r\na\r\n"))
 	require.Equal(t, "UNAUTHORIZED\r\n", anon.roundTrip(t, "stats-tube public-x\r\n"))
+
+	_, metrics := s.httpGet(t, "/metrics")
+	for _, want := range []string{
+		`beangate_tenant_puts_refused_total{quota="max_jobs",tenant="billing"} 1`,
+		`beangate_tenant_puts_refused_total{quota="put_rate",tenant="billing"} 0`,
+		`beangate_tenant_commands_refused_total{tenant="billing"} 2`,
+		`beangate_tenant_commands_refused_total{tenant=""} 1`,
+		`beangate_tenant_jobs{state="ready",tenant="billing"} 2`,
+		`beangate_tenant_jobs{state="ready",tenant="search"} 1`,
+		`beangate_tenant_jobs{state="ready",tenant=""} 1`,
+	} {
+		require.Contains(t, metrics, want)
+	}
+	log := s.stderr.String()
+	require.Contains(t, log, `level=INFO msg="tenant quota reached: puts answer OUT_OF_MEMORY" tenant=billing quota=max_jobs limit=2`)
+	require.Contains(t, log, `level=DEBUG msg="command refused by grant" principal=billing-app tenant=billing command=pause-tube tube=billing-a needs=manage`)
+	require.Equal(t, 1, strings.Count(log, "tenant quota reached"), "logged once per crossing")
+	require.NotContains(t, log, "billing-token", "no token logged")
+	require.NotContains(t, log, "search-token", "no token logged")
 }
 
 // Bad principals, grants or tenants stop the start with exit 5 and say what is wrong.

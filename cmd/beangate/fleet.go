@@ -202,6 +202,9 @@ func (f *fleet) opened(ctx context.Context, srv *gateway.Server, store backend.B
 			ops.NewFiguresCollector(srv.Figures, nil), // beangate_ready is registered already
 			ops.NewStoreCollector(store, f.cfg.Metrics.MaxTubes, f.cfg.BackendTimeout),
 		)
+		if f.cfg.Auth.HasPrincipals() {
+			f.registry.MustRegister(ops.NewTenantCollector(srv.Tenants, f.cfg.BackendTimeout))
+		}
 	}
 	go f.readiness.WatchStore(ctx, store, min(time.Second, f.cfg.StoreDownAfter/2))
 	f.readiness.SetOpen()
