@@ -119,21 +119,32 @@ func (c *conn) reauthenticate(line []byte) bool {
 	return true
 }
 
-// WhoAmI is what a caller holding token may be told about itself: its principal and grants.
-// ok is false for a token no principal holds, or a Server without Access.
-func (s *Server) WhoAmI(token []byte) (v PrincipalView, ok bool) {
+// Caller is a principal as an HTTP API (the console's) serves it: what it may do, and the store
+// of its tenant.
+type Caller struct {
+	p     *principal
+	Store backend.Backend
+}
+
+// On is the set of grants the caller holds on tube.
+func (c *Caller) On(tube string) Grant { return c.p.on(tube) }
+
+// View is what the caller may be told about itself.
+func (c *Caller) View() PrincipalView { return c.p.view() }
+
+// CallerByToken is the principal holding token (nil: the anonymous one), as the Access in use
+// now has it; false for none, or a Server without Access.
+func (s *Server) CallerByToken(token []byte) (*Caller, bool) {
 	a := s.access.Load()
 	if a == nil {
-		return PrincipalView{}, false
+		return nil, false
 	}
-	var p *principal
-	if token == nil {
-		p = a.anonymous
-	} else {
+	p := a.anonymous
+	if token != nil {
 		p = a.byTokenValue(token)
 	}
 	if p == nil {
-		return PrincipalView{}, false
+		return nil, false
 	}
-	return p.view(), true
+	return &Caller{p: p, Store: s.tenants.get(p.tenant).store}, true
 }

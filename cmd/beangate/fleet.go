@@ -39,6 +39,8 @@ type fleet struct {
 	sessions *backend.SessionIDs
 	// accessReload re-reads principals, grants and quotas on SIGHUP; nil without principals.
 	accessReload atomic.Pointer[accessReloader]
+	// srv is the gateway once it serves: the console asks it for its callers' principals.
+	srv atomic.Pointer[gateway.Server]
 }
 
 // newFleet reads the TLS and token files; errors are the configuration's (exit 5).
@@ -148,7 +150,24 @@ func (f *fleet) consoleOptions() console.Options {
 	if f.tokens != nil {
 		opts.Auth.Token = f.tokens.Check
 	}
+	if f.cfg.Auth.HasPrincipals() {
+		// An API token is a principal's: the console needs one (or its own user) for anything.
+		opts.Callers = f.callerByToken
+		opts.Auth.Token = func(token []byte) bool {
+			_, ok := f.callerByToken(token)
+			return ok
+		}
+	}
 	return opts
+}
+
+// callerByToken is the gateway's principal for token, once the gateway serves.
+func (f *fleet) callerByToken(token []byte) (*gateway.Caller, bool) {
+	srv := f.srv.Load()
+	if srv == nil {
+		return nil, false
+	}
+	return srv.CallerByToken(token)
 }
 
 // backendKind names the store for the console: the URL's scheme, never its credentials.
@@ -193,6 +212,7 @@ func (f *fleet) gatewayConfig(gc gateway.Config) gateway.Config {
 // opened starts the figures, store metrics and store probe once the store is open and srv
 // serves it, and turns ready. The probe runs until ctx ends.
 func (f *fleet) opened(ctx context.Context, srv *gateway.Server, store backend.Backend) {
+	f.srv.Store(srv)
 	if f.console != nil {
 		f.console.Open(store, srv.TubeWaiting)
 		go f.console.Run(ctx)
