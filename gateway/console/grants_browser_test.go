@@ -52,7 +52,9 @@ func TestConsoleInChromiumAsALimitedPrincipal(t *testing.T) {
 	page := tab(t, b, map[string]any{"Authorization": "Bearer team-token"})
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate(hs.URL+"/ui/"),
 		cellIs(`tr[data-tube="work-a"] .ready`, "3"),
-		until(`!document.querySelector('tr[data-tube="other"]')`)))
+		until(`!document.querySelector('tr[data-tube="other"]')`),
+		cellIs(`#whoami`, "as team"),
+		until(`document.querySelector('#whoami').title === "inspect, manage on work-*"`)))
 
 	// Acts in work-a: delete a job from its row.
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate(hs.URL+"/ui/#/tube/work-a"),
