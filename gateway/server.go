@@ -51,7 +51,8 @@ type Config struct {
 	// GetCertificate can reload certificates without a restart).
 	TLS *tls.Config
 	// Auth, when set, requires "auth <token>" before anything else; it reports whether token
-	// is accepted, comparing in constant time.
+	// is accepted, comparing in constant time. Not used with Access, whose principals hold
+	// the tokens.
 	Auth func(token []byte) bool
 	// MaxConnections bounds open connections; more are closed at accept. 0: no bound.
 	MaxConnections int
