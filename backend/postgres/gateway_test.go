@@ -49,3 +49,12 @@ func TestAccess(t *testing.T) {
 		return newTestBackend(t, nil)
 	})
 }
+
+// TestTenantQuotaAcrossGateways: max_jobs counted fleet-wide, two gateways on one schema.
+func TestTenantQuotaAcrossGateways(t *testing.T) {
+	admin(t)
+	gatewaytest.RunTenantQuotaAcrossGateways(t, func(t *testing.T) (backend.Backend, backend.Backend) {
+		schema := testSchema(t)
+		return newTestBackend(t, nil, schema), newTestBackend(t, nil, schema)
+	})
+}

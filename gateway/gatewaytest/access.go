@@ -519,3 +519,26 @@ func jobID(reply string) string {
 	}
 	return f[1]
 }
+
+// RunTenantQuotaAcrossGateways checks that max_jobs holds fleet-wide: a gateway counts the jobs
+// the others put, as its store keeps them. newPair returns two Backends on one namespace, as two
+// gateway processes would have, and registers their cleanup.
+func RunTenantQuotaAcrossGateways(t *testing.T, newPair func(t *testing.T) (a, b backend.Backend)) {
+	a, b := newPair(t)
+	start := func(store backend.Backend) string {
+		addr, _ := startWithAccess(t, store, gateway.AccessConfig{
+			Tenants: []gateway.Tenant{{Name: "team", Store: store, MaxJobs: 4}},
+			Principals: []gateway.Principal{{Name: "app", Tenant: "team", TokenHashes: tokens("app-token"),
+				Grants: []gateway.TubeGrant{{Tubes: []string{"*"}, Allow: gateway.GrantPut | gateway.GrantInspect}}}},
+		})
+		return addr
+	}
+	ca, cb := as(t, start(a), "app"), as(t, start(b), "app")
+	ca.Do("put 0 0 60 1\r\nx\r\nput 0 0 60 1\r\nx\r\n", "INSERTED {n}\r\nINSERTED {n}\r\n")
+	// The second gateway reads the store's count at its first put: two kept, room for two.
+	cb.Do("put 0 0 60 1\r\nx\r\nput 0 0 60 1\r\nx\r\nput 0 0 60 1\r\nx\r\n", "INSERTED {n}\r\nINSERTED {n}\r\nOUT_OF_MEMORY\r\n")
+	require.Equal(t, 4, readyJobs(t, ca))
+	time.Sleep(300 * time.Millisecond) // past the first gateway's refresh
+	ca.Do("put 0 0 60 1\r\nx\r\n", "OUT_OF_MEMORY\r\n")
+	require.Equal(t, 4, readyJobs(t, cb))
+}
