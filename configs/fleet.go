@@ -44,9 +44,13 @@ type TLS struct {
 	ClientCA string `mapstructure:"client_ca"` // PEM CA bundle: clients must present a certificate it signed
 }
 
-// Auth turns on token auth: `auth <token>` first on every connection.
+// Auth turns on token auth: `auth <token>` first on every connection; and, with principals,
+// anonymous access or tenants, grants per tube (access.go, docs/security.md).
 type Auth struct {
-	TokenFile string `mapstructure:"token_file"` // one accepted token per line
+	TokenFile  string      `mapstructure:"token_file"` // one accepted token per line
+	Principals []Principal `mapstructure:"principals"`
+	Anonymous  *Anonymous  `mapstructure:"anonymous"`
+	Tenants    []Tenant    `mapstructure:"tenants"`
 }
 
 // Metrics tunes /metrics.
@@ -178,6 +182,7 @@ func (f *Fleet) validate(bad func(format string, args ...any)) {
 	if f.Metrics.MaxTubes < 0 {
 		bad("metrics.max_tubes %d: must not be negative", f.Metrics.MaxTubes)
 	}
+	f.validateAccess(bad)
 }
 
 // TLSEnabled reports whether the beanstalk listener serves TLS.

@@ -14,7 +14,7 @@ func (s *Server) admit(nc net.Conn) (gated, ok bool) {
 		s.reject(nc, RejectMaxConnections)
 		return false, false
 	}
-	gated = s.cfg.TLS != nil || s.cfg.Auth != nil
+	gated = s.cfg.TLS != nil || s.authRequired()
 	if gated {
 		if limit := s.cfg.MaxHandshaking; limit > 0 && s.handshaking.Load() >= int64(limit) {
 			s.reject(nc, RejectHandshakeLimit)
@@ -66,7 +66,7 @@ func (s *Server) handshake(nc net.Conn, gated bool) {
 		return
 	}
 	_ = nc.SetWriteDeadline(time.Time{})
-	if s.cfg.Auth == nil {
+	if !s.authRequired() {
 		_ = nc.SetReadDeadline(time.Time{})
 		s.handshaking.Add(-1)
 		gated = false

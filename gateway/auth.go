@@ -20,7 +20,7 @@ func (c *conn) authenticate(line []byte) (keepOpen bool) {
 	case bytes.HasPrefix(line, []byte("quit")):
 		return false
 	}
-	if isAuth && c.srv.cfg.Auth(token) {
+	if isAuth && c.tokenAccepted(token) {
 		c.authed = true
 		_ = c.nc.SetReadDeadline(time.Time{}) // the handshake timeout no longer applies
 		c.passGate()
@@ -33,6 +33,15 @@ func (c *conn) authenticate(line []byte) (keepOpen bool) {
 	c.reply(msgUnauthorized)
 	c.observeAuth(ResultUnauthorized)
 	return false
+}
+
+// tokenAccepted checks an auth token: against the principals' under Config.Access, else with
+// Config.Auth.
+func (c *conn) tokenAccepted(token []byte) bool {
+	if c.acl != nil {
+		return c.checkToken(token)
+	}
+	return c.srv.cfg.Auth(token)
 }
 
 func (c *conn) observeAuth(res Result) {

@@ -58,6 +58,7 @@ func init() { // a table that refers to methods of conn cannot be a plain initia
 	}
 	commandAuth = CommandID(len(commands))
 	commandUnknown = commandAuth + 1
+	bindGuards()
 }
 
 // execute runs one command line, reporting whether the connection stays open.
@@ -65,6 +66,9 @@ func (c *conn) execute(line []byte) bool {
 	if bytes.IndexByte(line, 0) >= 0 {
 		c.reply(msgBadFormat)
 		return true
+	}
+	if c.acl != nil && bytes.HasPrefix(line, []byte("auth ")) {
+		return c.reauthenticate(line)
 	}
 	for i := range commands {
 		cmd := &commands[i]
@@ -76,6 +80,11 @@ func (c *conn) execute(line []byte) bool {
 		if cmd.exact && len(args) > 0 {
 			c.reply(msgBadFormat)
 			return true
+		}
+		if c.acl != nil {
+			if v := c.checkGrant(i, args); v != allowed {
+				return v == refused
+			}
 		}
 		return cmd.run(c, args)
 	}
@@ -141,6 +150,8 @@ func (c *conn) cmdPut(args []byte) bool {
 	case c.srv.Draining():
 		c.reply(msgDraining)
 		return true
+	case c.acl != nil && !c.admitPut(len(body), false):
+		return true
 	}
 	p := backend.PutParams{
 		Session: c.sid, Tube: c.use, Priority: pri, Delay: seconds(delay), TTR: seconds(ttr), Body: body,
@@ -151,7 +162,7 @@ func (c *conn) cmdPut(args []byte) bool {
 	}
 	ctx, cancel := c.callContext()
 	defer cancel()
-	id, err := c.srv.cfg.Backend.Put(ctx, p)
+	id, err := c.store.Put(ctx, p)
 	c.answerPut(id, err)
 	return true
 }
@@ -200,13 +211,14 @@ func (c *conn) cmdReserveJob(args []byte) bool {
 	}
 	ctx, cancel := c.callContext()
 	defer cancel()
-	job, err := c.srv.cfg.Backend.ReserveJob(ctx, c.sid, id)
+	job, err := c.store.ReserveJob(ctx, c.sid, id)
 	if err != nil {
 		c.replyError("reserve-job", err)
 		return true
 	}
 	c.markWorker()
 	c.out = appendJobReply(c.out, wordReserved, job.ID, job.Body)
+	c.holdsJob(job)
 	if c.srv.obs != nil {
 		c.hold(job, time.Now())
 	}
@@ -227,12 +239,15 @@ func (c *conn) jobCommand(args []byte, k cmd, name string, ok []byte,
 	}
 	ctx, cancel := c.callContext()
 	defer cancel()
-	if err := op(c.srv.cfg.Backend, ctx, c.sid, id); err != nil {
+	if err := op(c.store, ctx, c.sid, id); err != nil {
 		c.replyError(name, err)
 		return true
 	}
-	if k == cmdDelete && c.srv.obs != nil {
-		c.unhold(id, true)
+	if k == cmdDelete {
+		c.dropsJob(id)
+		if c.srv.obs != nil {
+			c.unhold(id, true)
+		}
 	}
 	c.reply(ok)
 	return true
@@ -260,7 +275,7 @@ func (c *conn) cmdRelease(args []byte) bool {
 	}
 	ctx, cancel := c.callContext()
 	defer cancel()
-	err := c.srv.cfg.Backend.Release(ctx, backend.ReleaseParams{Session: c.sid, ID: id, Priority: pri, Delay: seconds(delay)})
+	err := c.store.Release(ctx, backend.ReleaseParams{Session: c.sid, ID: id, Priority: pri, Delay: seconds(delay)})
 	reply := msgReleased
 	if errors.Is(err, backend.ErrBuried) {
 		// The tube's max-reserves buried it: beanstalkd's answer for a release it could not
@@ -271,6 +286,7 @@ func (c *conn) cmdRelease(args []byte) bool {
 		c.replyError("release", err)
 		return true
 	}
+	c.dropsJob(id)
 	if c.srv.obs != nil {
 		c.unhold(id, false)
 	}
@@ -291,10 +307,11 @@ func (c *conn) cmdBury(args []byte) bool {
 	}
 	ctx, cancel := c.callContext()
 	defer cancel()
-	if err := c.srv.cfg.Backend.Bury(ctx, c.sid, id, pri); err != nil {
+	if err := c.store.Bury(ctx, c.sid, id, pri); err != nil {
 		c.replyError("bury", err)
 		return true
 	}
+	c.dropsJob(id)
 	if c.srv.obs != nil {
 		c.unhold(id, false)
 	}
@@ -311,7 +328,7 @@ func (c *conn) cmdKick(args []byte) bool {
 	c.count(cmdKick)
 	ctx, cancel := c.callContext()
 	defer cancel()
-	n, err := c.srv.cfg.Backend.Kick(ctx, c.use, uint64(bound))
+	n, err := c.store.Kick(ctx, c.use, uint64(bound))
 	if err != nil {
 		c.replyError("kick", err)
 		return true
@@ -329,7 +346,7 @@ func (c *conn) cmdKickJob(args []byte) bool {
 	c.count(cmdKickJob)
 	ctx, cancel := c.callContext()
 	defer cancel()
-	if err := c.srv.cfg.Backend.KickJob(ctx, id); err != nil {
+	if err := c.store.KickJob(ctx, id); err != nil {
 		c.replyError("kick-job", err)
 		return true
 	}
@@ -346,7 +363,7 @@ func (c *conn) cmdPeek(args []byte) bool {
 	c.count(cmdPeek)
 	ctx, cancel := c.callContext()
 	defer cancel()
-	job, err := c.srv.cfg.Backend.Peek(ctx, id)
+	job, err := c.store.Peek(ctx, id)
 	if err != nil {
 		c.replyError("peek", err)
 		return true
@@ -360,7 +377,7 @@ func peekState(k cmd, state backend.State) func(*conn, []byte) bool {
 		c.count(k)
 		ctx, cancel := c.callContext()
 		defer cancel()
-		job, err := c.srv.cfg.Backend.PeekState(ctx, c.use, state)
+		job, err := c.store.PeekState(ctx, c.use, state)
 		if err != nil {
 			c.replyError("peek-"+state.String(), err)
 			return true
@@ -387,7 +404,7 @@ func (c *conn) cmdPauseTube(args []byte) bool {
 	}
 	ctx, cancel := c.callContext()
 	defer cancel()
-	if err := c.srv.cfg.Backend.PauseTube(ctx, string(name), seconds(delay)); err != nil {
+	if err := c.store.PauseTube(ctx, string(name), seconds(delay)); err != nil {
 		c.replyError("pause-tube", err)
 		return true
 	}

@@ -44,9 +44,11 @@ type conn struct {
 	w   socketWriter
 
 	sid      backend.SessionID
-	begun    bool     // BeginSession succeeded
-	use      string   // the used tube
-	watch    []string // the watch list, in beanstalkd's order
+	store    backend.Backend // the connection's tenant's store (Config.Backend without tenants)
+	acl      *connAccess     // its principal and grants; nil without Config.Access
+	begun    bool            // BeginSession succeeded
+	use      string          // the used tube
+	watch    []string        // the watch list, in beanstalkd's order
 	producer bool
 	worker   bool
 
@@ -79,11 +81,12 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		srv:    s,
 		nc:     nc,
 		sid:    s.sessions.Next(),
+		store:  s.cfg.Backend,
 		use:    backend.DefaultTube,
 		watch:  []string{backend.DefaultTube},
 		ctx:    ctx,
 		cancel: cancel,
-		authed: s.cfg.Auth == nil,
+		authed: !s.authRequired(),
 	}
 	c.raw = &rawReader{c: c, nc: nc}
 	if sc, ok := nc.(syscall.Conn); ok {
@@ -95,6 +98,9 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	}
 	c.w = socketWriter{nc: nc, rc: c.raw.rc}
 	c.in = newLineReader(c.raw, readBufferSize)
+	if a := s.access.Load(); a != nil {
+		c.identify(a)
+	}
 	return c
 }
 
@@ -112,6 +118,10 @@ func (c *conn) serve() {
 	}()
 
 	if c.authed {
+		if c.gated { // identified by its client certificate: no auth to wait for
+			_ = c.nc.SetReadDeadline(time.Time{})
+			c.passGate()
+		}
 		c.ensureSession() // an error is retried before the next command that needs the session
 	}
 	for {
@@ -180,7 +190,7 @@ func (c *conn) finish() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.BackendTimeout)
 	defer cancel()
-	if err := c.srv.cfg.Backend.EndSession(ctx, c.sid); err != nil {
+	if err := c.store.EndSession(ctx, c.sid); err != nil {
 		c.srv.failures.Failed("ending session failed; its reservations return when the backend ends it, at the latest at their TTR", err, "session", c.sid)
 	}
 }
@@ -252,7 +262,7 @@ func (c *conn) ensureSession() error {
 		return c.beginSessionBounded()
 	}
 	// An in-process store: no timeout context, and a small frame (see trace).
-	if err := c.srv.cfg.Backend.BeginSession(c.ctx, c.sid, c.sessionInfo()); err != nil {
+	if err := c.store.BeginSession(c.ctx, c.sid, c.sessionInfo()); err != nil {
 		c.logSessionError(err)
 		return err
 	}
@@ -274,7 +284,7 @@ func (c *conn) sessionInfo() backend.SessionInfo {
 func (c *conn) beginSessionBounded() error {
 	ctx, cancel := c.callContext()
 	defer cancel()
-	if err := c.srv.cfg.Backend.BeginSession(ctx, c.sid, c.sessionInfo()); err != nil {
+	if err := c.store.BeginSession(ctx, c.sid, c.sessionInfo()); err != nil {
 		c.logSessionError(err)
 		return err
 	}

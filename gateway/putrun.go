@@ -30,11 +30,11 @@ func (c *conn) putRun(p backend.PutParams) {
 	ctx, cancel := c.callContext()
 	defer cancel()
 	if len(ps) == 1 {
-		id, err := c.srv.cfg.Backend.Put(ctx, p)
+		id, err := c.store.Put(ctx, p)
 		c.answerPut(id, err)
 		return
 	}
-	results := c.srv.cfg.Backend.PutBatch(ctx, ps)
+	results := c.store.PutBatch(ctx, ps)
 	var first Result
 	for i, r := range results {
 		c.res = ResultOK
@@ -71,6 +71,9 @@ func (c *conn) nextBufferedPut() (backend.PutParams, bool) {
 		uint64(bodyAt)+uint64(size)+2 > uint64(len(buf)) ||
 		!bytes.Equal(buf[bodyAt+int(size):bodyAt+int(size)+2], crlfBytes) {
 		return backend.PutParams{}, false
+	}
+	if c.acl != nil && !c.admitPut(int(size), true) {
+		return backend.PutParams{}, false // refused by the command loop, in its turn
 	}
 	if c.srv.log.Enabled(c.ctx, levelTrace) {
 		c.trace(line)

@@ -45,8 +45,8 @@ func (c *conn) startReserve(timeout time.Duration) (job *backend.Job, answered b
 	}
 	ctx, cancel := c.reserveContext(timeout)
 	defer cancel() // after the outcome: a store may wait through ctx
-	params := backend.ReserveParams{Session: c.sid, Tubes: c.watch, Timeout: timeout}
-	job, pending, err := c.srv.cfg.Backend.StartReserve(ctx, params, c.waiting.deliverFn)
+	params := backend.ReserveParams{Session: c.sid, Tubes: c.reserveTubes(), Timeout: timeout}
+	job, pending, err := c.store.StartReserve(ctx, params, c.waiting.deliverFn)
 	if pending == nil {
 		return job, false, err
 	}
@@ -71,6 +71,7 @@ func (c *conn) reserveContext(timeout time.Duration) (context.Context, context.C
 
 // reserved reports a reserve's job to the Observer, if there is one.
 func (c *conn) reserved(job *backend.Job) {
+	c.holdsJob(job)
 	if c.srv.obs != nil {
 		c.noteReserved(job)
 	}

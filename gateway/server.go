@@ -51,7 +51,8 @@ type Config struct {
 	// GetCertificate can reload certificates without a restart).
 	TLS *tls.Config
 	// Auth, when set, requires "auth <token>" before anything else; it reports whether token
-	// is accepted, comparing in constant time.
+	// is accepted, comparing in constant time. Not used with Access, whose principals hold
+	// the tokens.
 	Auth func(token []byte) bool
 	// MaxConnections bounds open connections; more are closed at accept. 0: no bound.
 	MaxConnections int
@@ -64,6 +65,10 @@ type Config struct {
 	// Compat is the beanstalkd version answered as: "" or "1.13" (the default), or "1.12" (see
 	// compat.go).
 	Compat string
+	// Access, when set, names the principals, their grants and tenants (docs/security.md):
+	// each command is checked against its connection's grants. Nil: every connection may do
+	// everything, as in beanstalkd. Replaced with SetAccess.
+	Access *Access
 }
 
 // Server serves the beanstalk protocol. Its zero value is not usable: use NewServer.
@@ -83,6 +88,11 @@ type Server struct {
 	// bounded by BackendTimeout.
 	inProcess bool
 	obs       Observer // nil: nothing is measured
+
+	// access is the current Access; nil for a Server made without one, which then never
+	// checks a grant (see SetAccess).
+	access  atomic.Pointer[Access]
+	tenants tenantStates
 
 	open        atomic.Int64 // accepted and not yet closed, handshaking ones included
 	handshaking atomic.Int64 // in the TLS handshake or not yet authenticated
@@ -130,6 +140,10 @@ func NewServer(cfg Config) *Server {
 	}
 	s.failures = failurelog.New(log, failurelog.Options{Level: slog.LevelError, Counted: "store calls failed"})
 	cfg.Backend.ObserveLostReservations(s.closeSessions)
+	if cfg.Access != nil {
+		s.tenants.init(s)
+		s.installAccess(cfg.Access)
+	}
 	return s
 }
 

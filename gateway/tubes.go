@@ -18,7 +18,7 @@ func (c *conn) cmdUse(args []byte) bool {
 		}
 		ctx, cancel := c.callContext()
 		defer cancel()
-		if err := c.srv.cfg.Backend.UseTube(ctx, c.sid, name); err != nil {
+		if err := c.store.UseTube(ctx, c.sid, name); err != nil {
 			c.replyError("use", err)
 			return true
 		}
@@ -41,7 +41,7 @@ func (c *conn) cmdWatch(args []byte) bool {
 		}
 		ctx, cancel := c.callContext()
 		defer cancel()
-		if err := c.srv.cfg.Backend.WatchTube(ctx, c.sid, name); err != nil {
+		if err := c.store.WatchTube(ctx, c.sid, name); err != nil {
 			c.replyError("watch", err)
 			return true
 		}
@@ -68,7 +68,7 @@ func (c *conn) cmdIgnore(args []byte) bool {
 		}
 		ctx, cancel := c.callContext()
 		defer cancel()
-		if err := c.srv.cfg.Backend.IgnoreTube(ctx, c.sid, c.watch[i]); err != nil {
+		if err := c.store.IgnoreTube(ctx, c.sid, c.watch[i]); err != nil {
 			c.replyError("ignore", err)
 			return true
 		}
@@ -97,12 +97,12 @@ func (c *conn) cmdListTubes(_ []byte) bool {
 	c.count(cmdListTubes)
 	ctx, cancel := c.callContext()
 	defer cancel()
-	names, err := c.srv.cfg.Backend.ListTubes(ctx)
+	names, err := c.store.ListTubes(ctx)
 	if err != nil {
 		c.replyError("list-tubes", err)
 		return true
 	}
-	c.out = appendDataReply(c.out, yamlList(names))
+	c.out = appendDataReply(c.out, yamlList(c.visibleTubes(names)))
 	return true
 }
 
@@ -114,7 +114,7 @@ func (c *conn) cmdStatsTube(args []byte) bool {
 	c.count(cmdStatsTube)
 	ctx, cancel := c.callContext()
 	defer cancel()
-	ts, err := c.srv.cfg.Backend.TubeStats(ctx, string(args))
+	ts, err := c.store.TubeStats(ctx, string(args))
 	if err != nil {
 		c.replyError("stats-tube", err)
 		return true
@@ -132,7 +132,7 @@ func (c *conn) cmdStatsJob(args []byte) bool {
 	c.count(cmdStatsJob)
 	ctx, cancel := c.callContext()
 	defer cancel()
-	js, err := c.srv.cfg.Backend.JobStats(ctx, id)
+	js, err := c.store.JobStats(ctx, id)
 	if err != nil {
 		c.replyError("stats-job", err)
 		return true
@@ -145,7 +145,7 @@ func (c *conn) cmdStats(_ []byte) bool {
 	c.count(cmdStats)
 	ctx, cancel := c.callContext()
 	defer cancel()
-	q, err := c.srv.cfg.Backend.Stats(ctx)
+	q, err := c.store.Stats(ctx)
 	if err != nil {
 		c.replyError("stats", err)
 		return true

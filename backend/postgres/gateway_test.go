@@ -40,3 +40,21 @@ func TestPolicies(t *testing.T) {
 		return newTestBackend(t, nil, schema), newTestBackend(t, nil, schema)
 	})
 }
+
+// TestAccess: principals, grants, tenants and quotas over PostgreSQL, each tenant in its own
+// schema.
+func TestAccess(t *testing.T) {
+	admin(t)
+	gatewaytest.RunAccess(t, func(t *testing.T) backend.Backend {
+		return newTestBackend(t, nil)
+	})
+}
+
+// TestTenantQuotaAcrossGateways: max_jobs counted fleet-wide, two gateways on one schema.
+func TestTenantQuotaAcrossGateways(t *testing.T) {
+	admin(t)
+	gatewaytest.RunTenantQuotaAcrossGateways(t, func(t *testing.T) (backend.Backend, backend.Backend) {
+		schema := testSchema(t)
+		return newTestBackend(t, nil, schema), newTestBackend(t, nil, schema)
+	})
+}

@@ -25,3 +25,12 @@ func TestPolicies(t *testing.T) {
 		return newBackend(t, prefix, nil, time.Second), newBackend(t, prefix, nil, time.Second)
 	})
 }
+
+// TestTenantQuotaAcrossGateways: max_jobs counted fleet-wide, two gateways on one prefix.
+func TestTenantQuotaAcrossGateways(t *testing.T) {
+	requireRedis(t)
+	gatewaytest.RunTenantQuotaAcrossGateways(t, func(t *testing.T) (backend.Backend, backend.Backend) {
+		prefix := newPrefix(t)
+		return newBackend(t, prefix, nil, time.Second), newBackend(t, prefix, nil, time.Second)
+	})
+}

@@ -21,3 +21,11 @@ func TestTimedSessionsAgainstRealBeanstalkd(t *testing.T) {
 		return newBackend(t, newPrefix(t), nil, 0)
 	})
 }
+
+// TestAccess: principals, grants, tenants and quotas over Redis, each tenant on its own prefix.
+func TestAccess(t *testing.T) {
+	requireRedis(t)
+	gatewaytest.RunAccess(t, func(t *testing.T) backend.Backend {
+		return newBackend(t, newPrefix(t), nil, 0)
+	})
+}

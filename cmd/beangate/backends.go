@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -60,6 +62,37 @@ func storeOpener(cfg configs.Config, log *slog.Logger) (open func(context.Contex
 	default:
 		return nil, false, fmt.Errorf("backend: scheme %q is not supported by this build", u.Scheme)
 	}
+}
+
+// tenantConfig is cfg with its store moved to a tenant's namespace: the Redis key prefix or the
+// PostgreSQL schema named namespace, or for the memory store an engine of its own whose binlog,
+// if any, is the directory namespace under binlog.dir. The one place a tenant's store is told
+// apart from the main one; open it with storeOpener.
+func tenantConfig(cfg configs.Config, namespace string) (configs.Config, error) {
+	u, err := url.Parse(cfg.Backend)
+	if err != nil {
+		return cfg, errors.New("backend: not a valid URL")
+	}
+	q := u.Query()
+	switch strings.ToLower(u.Scheme) {
+	case "memory":
+		if cfg.Binlog.Dir != "" {
+			cfg.Binlog.Dir = filepath.Join(cfg.Binlog.Dir, namespace)
+			if err := os.MkdirAll(cfg.Binlog.Dir, 0o700); err != nil {
+				return cfg, fmt.Errorf("tenant binlog directory: %w", err)
+			}
+		}
+		return cfg, nil
+	case "redis", "rediss":
+		q.Set("prefix", namespace)
+	case "postgres", "postgresql":
+		q.Set("schema", namespace)
+	default:
+		return cfg, fmt.Errorf("backend: scheme %q has no tenants", u.Scheme)
+	}
+	u.RawQuery = q.Encode()
+	cfg.Backend = u.String()
+	return cfg, nil
 }
 
 // binlogOptions turns -b/-f/-F/-s into the memory backend's binlog; nil without -b.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +37,10 @@ type fleet struct {
 	// sessions names the gateway's connections; made here so that the console knows the
 	// gateway's id before the gateway exists.
 	sessions *backend.SessionIDs
+	// accessReload re-reads principals, grants and quotas on SIGHUP; nil without principals.
+	accessReload atomic.Pointer[accessReloader]
+	// srv is the gateway once it serves: the console asks it for its callers' principals.
+	srv atomic.Pointer[gateway.Server]
 }
 
 // newFleet reads the TLS and token files; errors are the configuration's (exit 5).
@@ -49,6 +54,11 @@ func newFleet(cfg configs.Config, log *slog.Logger) (*fleet, error) {
 	}
 	if cfg.Auth.TokenFile != "" {
 		if f.tokens, err = ops.LoadTokens(cfg.Auth.TokenFile); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Auth.HasPrincipals() {
+		if _, err := accessConfig(cfg, nil); err != nil { // token files read, shared tokens found
 			return nil, err
 		}
 	}
@@ -140,7 +150,24 @@ func (f *fleet) consoleOptions() console.Options {
 	if f.tokens != nil {
 		opts.Auth.Token = f.tokens.Check
 	}
+	if f.cfg.Auth.HasPrincipals() {
+		// An API token is a principal's: the console needs one (or its own user) for anything.
+		opts.Callers = f.callerByToken
+		opts.Auth.Token = func(token []byte) bool {
+			_, ok := f.callerByToken(token)
+			return ok
+		}
+	}
 	return opts
+}
+
+// callerByToken is the gateway's principal for token, once the gateway serves.
+func (f *fleet) callerByToken(token []byte) (*gateway.Caller, bool) {
+	srv := f.srv.Load()
+	if srv == nil {
+		return nil, false
+	}
+	return srv.CallerByToken(token)
 }
 
 // backendKind names the store for the console: the URL's scheme, never its credentials.
@@ -185,6 +212,7 @@ func (f *fleet) gatewayConfig(gc gateway.Config) gateway.Config {
 // opened starts the figures, store metrics and store probe once the store is open and srv
 // serves it, and turns ready. The probe runs until ctx ends.
 func (f *fleet) opened(ctx context.Context, srv *gateway.Server, store backend.Backend) {
+	f.srv.Store(srv)
 	if f.console != nil {
 		f.console.Open(store, srv.TubeWaiting)
 		go f.console.Run(ctx)
@@ -194,6 +222,9 @@ func (f *fleet) opened(ctx context.Context, srv *gateway.Server, store backend.B
 			ops.NewFiguresCollector(srv.Figures, nil), // beangate_ready is registered already
 			ops.NewStoreCollector(store, f.cfg.Metrics.MaxTubes, f.cfg.BackendTimeout),
 		)
+		if f.cfg.Auth.HasPrincipals() {
+			f.registry.MustRegister(ops.NewTenantCollector(srv.Tenants, f.cfg.BackendTimeout))
+		}
 	}
 	go f.readiness.WatchStore(ctx, store, min(time.Second, f.cfg.StoreDownAfter/2))
 	f.readiness.SetOpen()
@@ -215,6 +246,9 @@ func (f *fleet) reload() {
 		} else {
 			f.log.Info("SIGHUP: auth tokens reloaded")
 		}
+	}
+	if r := f.accessReload.Load(); r != nil {
+		r.reload(context.Background())
 	}
 }
 

@@ -75,13 +75,33 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 		return exitFailure
 	}
 
+	tenants := newTenantStores(log)
+	defer tenants.close()
+	var access *gateway.Access
+	if cfg.Auth.HasPrincipals() {
+		stores, err := tenants.open(ctx, cfg)
+		if err != nil {
+			_ = ln.Close()
+			log.Error("cannot open the tenants' stores", "err", err)
+			return exitFailure
+		}
+		if access, err = accessConfig(cfg, stores); err != nil {
+			_ = ln.Close()
+			log.Error("bad configuration", "err", err)
+			return exitUsage
+		}
+	}
 	srv := gateway.NewServer(f.gatewayConfig(gateway.Config{
 		Backend:        store,
 		MaxJobSize:     uint32(cfg.MaxJobSize), // validated: at most 1 GiB
 		Logger:         log,
 		BackendTimeout: cfg.BackendTimeout,
 		Compat:         cfg.Compat,
+		Access:         access,
 	}))
+	if access != nil {
+		f.accessReload.Store(&accessReloader{load: p.reloadConfig, srv: srv, tenants: tenants, log: log})
+	}
 	probeCtx, stopProbe := context.WithCancel(context.Background())
 	defer stopProbe()
 	f.opened(probeCtx, srv, store)
@@ -90,7 +110,7 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("listening", "addr", listenAddr(cfg, ln.Addr()), "backend", redactedURL(cfg.Backend), "version", versionLine(),
-		"tls", cfg.TLSEnabled(), "auth", cfg.Auth.TokenFile != "")
+		"tls", cfg.TLSEnabled(), "auth", cfg.Auth.TokenFile != "", "principals", len(cfg.Auth.Principals), "tenants", len(cfg.Auth.Tenants))
 	if p.listening != nil {
 		p.listening(ln.Addr())
 	}
@@ -111,6 +131,17 @@ func (p process) serve(ctx context.Context, cfg configs.Config, log *slog.Logger
 	<-served // Serve returns ErrServerClosed once its listener is closed
 	log.Info("stopped")
 	return exitOK
+}
+
+// reloadConfig reads the configuration again from the command line serve was started with, the
+// environment and the config file, for SIGHUP.
+func (p process) reloadConfig() (configs.Config, error) {
+	fs := newFlagSet()
+	if err := fs.Parse(p.args); err != nil {
+		return configs.Config{}, err
+	}
+	cfg, _, err := configs.Load(fs)
+	return cfg, err
 }
 
 // waitForStop returns nil on SIGTERM, SIGINT or the end of ctx, and Serve's error if serving

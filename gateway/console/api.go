@@ -46,6 +46,8 @@ func fail(w http.ResponseWriter, err error) {
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, backend.ErrPolicyUnsupported):
 		writeError(w, http.StatusNotImplemented, err.Error())
+	case errors.As(err, new(forbidden)):
+		writeError(w, http.StatusForbidden, err.Error())
 	default:
 		writeError(w, http.StatusInternalServerError, err.Error())
 	}
@@ -54,6 +56,9 @@ func fail(w http.ResponseWriter, err error) {
 // store returns the open store with a context bounded by CallTimeout, or answers 503.
 func (c *Console) store(w http.ResponseWriter, r *http.Request) (backend.Backend, context.Context, context.CancelFunc, bool) {
 	b := c.backend()
+	if caller := callerOf(r); caller != nil && b != nil {
+		b = caller.Store
+	}
 	if b == nil {
 		writeError(w, http.StatusServiceUnavailable, "the store is not open yet")
 		return nil, nil, nil, false
@@ -73,21 +78,22 @@ func (c *Console) getInfo(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (c *Console) getOverview(w http.ResponseWriter, r *http.Request) {
-	if ov := c.history.latest(); ov != nil && time.Since(ov.At) < 2*time.Second {
-		writeJSON(w, ov)
-		return
-	}
 	b, ctx, cancel, ok := c.store(w, r)
 	if !ok {
 		return
 	}
 	defer cancel()
+	// The sampled overview is the main store's; another tenant's is read now.
+	if ov := c.history.latest(); ov != nil && time.Since(ov.At) < 2*time.Second && b == c.backend() {
+		writeJSON(w, visibleOverview(r, ov))
+		return
+	}
 	ov, err := c.readOverview(ctx, b) // sampling has not run or stalls: read now
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, ov)
+	writeJSON(w, visibleOverview(r, ov))
 }
 
 func (c *Console) getTube(w http.ResponseWriter, r *http.Request) {
@@ -97,6 +103,10 @@ func (c *Console) getTube(w http.ResponseWriter, r *http.Request) {
 	}
 	defer cancel()
 	name := r.URL.Query().Get("name")
+	if err := allowedOn(r, name, gateway.GrantInspect, false); err != nil {
+		fail(w, err)
+		return
+	}
 	ts, err := b.TubeStats(ctx, name)
 	if err != nil {
 		fail(w, err)
@@ -117,6 +127,10 @@ func (c *Console) getJobs(w http.ResponseWriter, r *http.Request) {
 	st, ok := ParseState(q.Get("state"))
 	if !ok {
 		writeError(w, http.StatusBadRequest, "state: ready, delayed, reserved or buried")
+		return
+	}
+	if err := allowedOn(r, q.Get("tube"), gateway.GrantInspect, false); err != nil {
+		fail(w, err)
 		return
 	}
 	limit, _ := strconv.Atoi(q.Get("limit"))
@@ -147,6 +161,9 @@ func (c *Console) getJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st, err := b.JobStats(ctx, id)
+	if err == nil {
+		err = allowedOn(r, st.Tube, gateway.GrantInspect, true)
+	}
 	if err != nil {
 		fail(w, err)
 		return
@@ -174,7 +191,12 @@ func (c *Console) getJob(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) getHistory(w http.ResponseWriter, r *http.Request) {
-	h, ok := c.history.of(r.URL.Query().Get("tube"))
+	tube := r.URL.Query().Get("tube")
+	h, ok := c.history.of(tube)
+	// The history is the main store's: a tenant's caller has none.
+	if caller := callerOf(r); caller != nil && (caller.Store != c.backend() || caller.On(tube) == 0) {
+		ok = false
+	}
 	if !ok {
 		writeError(w, http.StatusNotFound, "no history for this tube")
 		return
@@ -213,6 +235,11 @@ func (c *Console) act(w http.ResponseWriter, r *http.Request, do func(ctx contex
 		if errors.As(err, &bad) {
 			c.logAction(r, &a, "refused", string(bad))
 			writeError(w, http.StatusBadRequest, string(bad))
+			return
+		}
+		if errors.As(err, new(forbidden)) {
+			c.logAction(r, &a, "refused", err.Error())
+			fail(w, err)
 			return
 		}
 		c.logAction(r, &a, "failed", err.Error(), "n", res.N)
@@ -269,6 +296,9 @@ func (b badRequest) Error() string { return string(b) }
 
 func (c *Console) postKick(w http.ResponseWriter, r *http.Request) {
 	c.act(w, r, func(ctx context.Context, b backend.Backend, a Action) (Result, error) {
+		if err := allowedOn(r, a.Tube, gateway.GrantManage, false); err != nil {
+			return Result{}, err
+		}
 		n, err := b.Kick(ctx, a.Tube, a.Bound)
 		return Result{N: n}, err
 	})
@@ -276,18 +306,27 @@ func (c *Console) postKick(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) postKickJob(w http.ResponseWriter, r *http.Request) {
 	c.act(w, r, func(ctx context.Context, b backend.Backend, a Action) (Result, error) {
+		if err := allowedOnJob(ctx, r, b, a.ID, gateway.GrantManage); err != nil {
+			return Result{}, err
+		}
 		return Result{N: 1}, b.KickJob(ctx, a.ID)
 	})
 }
 
 func (c *Console) postDelete(w http.ResponseWriter, r *http.Request) {
 	c.act(w, r, func(ctx context.Context, b backend.Backend, a Action) (Result, error) {
+		if err := allowedOnJob(ctx, r, b, a.ID, gateway.GrantManage); err != nil {
+			return Result{}, err
+		}
 		return Result{N: 1}, b.Delete(ctx, session, a.ID)
 	})
 }
 
 func (c *Console) postPause(w http.ResponseWriter, r *http.Request) {
 	c.act(w, r, func(ctx context.Context, b backend.Backend, a Action) (Result, error) {
+		if err := allowedOn(r, a.Tube, gateway.GrantManage, false); err != nil {
+			return Result{}, err
+		}
 		if a.Seconds < 0 || a.Seconds > 1<<32-1 {
 			return Result{}, badRequest("seconds: 0 (unpause) to 4294967295")
 		}
@@ -326,6 +365,9 @@ func eachState(states []backend.State, call func(backend.State) (int, error)) (R
 // whole (each call is bounded by the store).
 func (c *Console) postFlush(w http.ResponseWriter, r *http.Request) {
 	c.act(w, r, func(_ context.Context, b backend.Backend, a Action) (Result, error) {
+		if err := allowedOn(r, a.Tube, gateway.GrantManage, false); err != nil {
+			return Result{}, err
+		}
 		states, err := bulkStates(a.State)
 		if err != nil {
 			return Result{}, err
@@ -340,6 +382,11 @@ func (c *Console) postMove(w http.ResponseWriter, r *http.Request) {
 	c.act(w, r, func(_ context.Context, b backend.Backend, a Action) (Result, error) {
 		if !gateway.ValidTubeName(a.To) {
 			return Result{}, badRequest("to: not a valid tube name")
+		}
+		for _, tube := range []string{a.Tube, a.To} {
+			if err := allowedOn(r, tube, gateway.GrantManage, false); err != nil {
+				return Result{}, err
+			}
 		}
 		states, err := bulkStates(a.State)
 		if err != nil {
@@ -360,6 +407,9 @@ func (c *Console) postPut(w http.ResponseWriter, r *http.Request) {
 			return Result{}, badRequest("body: larger than the maximum job size")
 		case a.Delay < 0 || a.TTR < 0 || a.Delay > 1<<32-1 || a.TTR > 1<<32-1:
 			return Result{}, badRequest("delay, ttr: 0 to 4294967295 seconds")
+		}
+		if err := allowedOn(r, a.Tube, gateway.GrantPut, false); err != nil {
+			return Result{}, err
 		}
 		ttr := max(time.Duration(a.TTR*float64(time.Second)), time.Second) // as the protocol: TTR 0 is 1 s
 		id, err := b.Put(ctx, backend.PutParams{Tube: a.Tube, Priority: a.Pri, Delay: time.Duration(a.Delay * float64(time.Second)), TTR: ttr, Body: []byte(a.Body)})

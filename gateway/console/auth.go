@@ -67,6 +67,9 @@ func (c *Console) guard(next http.Handler) http.Handler {
 		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
 		who, ok := c.opts.Auth.allows(r)
+		if ok {
+			r, ok = c.withCaller(r, who)
+		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Basic realm="beangate console", charset="UTF-8"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)

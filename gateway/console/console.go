@@ -37,6 +37,10 @@ type Options struct {
 	// CallTimeout bounds each store call of a request.
 	CallTimeout time.Duration
 	Log         *slog.Logger
+	// Callers, under the gateway's principals, finds the principal of a token (nil: the
+	// anonymous one): each request then sees and acts as that principal's grants allow
+	// (callers.go). Nil: no principals.
+	Callers func(token []byte) (*gateway.Caller, bool)
 }
 
 // Console serves /ui/ and /api/. Its store is set once open (SetStore); until then the API
@@ -111,6 +115,7 @@ func (c *Console) Register(mux *http.ServeMux) {
 	mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
 	api := http.NewServeMux()
 	api.HandleFunc("GET /api/info", c.getInfo)
+	api.HandleFunc("GET /api/whoami", c.getWhoAmI)
 	api.HandleFunc("GET /api/overview", c.getOverview)
 	api.HandleFunc("GET /api/tube", c.getTube)
 	api.HandleFunc("GET /api/jobs", c.getJobs)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/beangate/beangate/backend"
+	"github.com/beangate/beangate/gateway"
 )
 
 func (c *Console) getPolicies(w http.ResponseWriter, r *http.Request) {
@@ -60,6 +61,9 @@ func (c *Console) postPolicy(w http.ResponseWriter, r *http.Request) {
 		if a.Tube != "" && a.Tube != a.Policy.Tube {
 			return Result{}, badRequest("tube and policy.tube differ")
 		}
+		if err := allowedOn(r, a.Policy.Tube, gateway.GrantManage, false); err != nil {
+			return Result{}, err
+		}
 		p := a.Policy.Backend()
 		if err := p.Validate(); err != nil {
 			return Result{}, badRequest(err.Error())
@@ -70,6 +74,9 @@ func (c *Console) postPolicy(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) postPolicyClear(w http.ResponseWriter, r *http.Request) {
 	c.act(w, r, func(ctx context.Context, b backend.Backend, a Action) (Result, error) {
+		if err := allowedOn(r, a.Tube, gateway.GrantManage, false); err != nil {
+			return Result{}, err
+		}
 		return Result{N: 1}, b.ClearPolicy(ctx, a.Tube)
 	})
 }

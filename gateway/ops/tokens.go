@@ -29,9 +29,20 @@ func LoadTokens(path string) (*Tokens, error) {
 
 // Reload re-reads the file; on an error the tokens in use stay.
 func (t *Tokens) Reload() error {
-	data, err := os.ReadFile(t.path)
+	hashes, err := ReadTokenHashes(t.path)
 	if err != nil {
-		return fmt.Errorf("auth token file: %w", err)
+		return err
+	}
+	t.hashes.Store(&hashes)
+	return nil
+}
+
+// ReadTokenHashes reads a token file (one token a line; blank lines and lines starting with #
+// skipped) and returns the tokens' SHA-256 hashes. Its errors never quote a token.
+func ReadTokenHashes(path string) ([][sha256.Size]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("auth token file: %w", err)
 	}
 	var hashes [][sha256.Size]byte
 	for n, line := range bytes.Split(data, []byte("\n")) {
@@ -40,15 +51,14 @@ func (t *Tokens) Reload() error {
 			continue
 		}
 		if len(line) > maxTokenLen || bytes.ContainsAny(line, " \t\r\x00") {
-			return fmt.Errorf("auth token file %s line %d: a token is 1..%d bytes with no spaces", t.path, n+1, maxTokenLen)
+			return nil, fmt.Errorf("auth token file %s line %d: a token is 1..%d bytes with no spaces", path, n+1, maxTokenLen)
 		}
 		hashes = append(hashes, sha256.Sum256(line))
 	}
 	if len(hashes) == 0 {
-		return errors.New("auth token file " + t.path + ": no token in it")
+		return nil, errors.New("auth token file " + path + ": no token in it")
 	}
-	t.hashes.Store(&hashes)
-	return nil
+	return hashes, nil
 }
 
 // Check reports whether token is accepted. It compares fixed-size hashes in constant time and

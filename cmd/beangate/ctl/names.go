@@ -6,7 +6,7 @@ import "github.com/spf13/cobra"
 func commands(o *options) []*cobra.Command {
 	return []*cobra.Command{statsCmd(o), tubesCmd(o), topCmd(o), peekCmd(o), putCmd(o), kickCmd(o),
 		deleteCmd(o), pauseCmd(o), flushCmd(o), moveCmd(o), listCmd(o), jobCmd(o), policyCmd(o),
-		scheduleCmd(o), hashPasswordCmd(o)}
+		scheduleCmd(o), whoamiCmd(o), hashPasswordCmd(o)}
 }
 
 // CommandNames are ctl's command names, for the server's help to list.

@@ -620,6 +620,13 @@ async function start() {
     if (!/^\d+$/.test(id)) return say('a job id is a number', true);
     location.hash = '#/job/' + id;
   };
+  // A principal limited by its grants (docs/security.md) is told who it is and what it may do.
+  const me = await api('whoami').catch(() => null);
+  const everything = me && !me.tenant && me.grants.length === 1 && me.grants[0].tubes.join() === '*' && me.grants[0].allow.length === 4;
+  if (me && !everything) {
+    $('#whoami').textContent = 'as ' + me.name + (me.tenant ? ' · tenant ' + me.tenant : '');
+    $('#whoami').title = me.grants.map(g => g.allow.join(', ') + ' on ' + g.tubes.join(' ')).join('\n');
+  }
   $('#mode').textContent = S.info.read_only ? 'actions off' : '';
   $('#mode').title = S.info.read_only_reason || '';
   document.body.classList.toggle('readonly', S.info.read_only);
