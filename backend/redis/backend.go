@@ -71,6 +71,7 @@ type Backend struct {
 	client     goredis.UniversalClient // a *goredis.Client or, for a Redis Cluster, a *goredis.ClusterClient
 	ownClient  bool
 	base       string   // "{prefix}"
+	spread     *spread  // the spread layout's state (spread.go); nil for one slot
 	keys       []string // KEYS of every script: the namespace's stats hash
 	sc         *scripts
 	batch      *batch.Batcher[opCall, opReply]
@@ -122,6 +123,9 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		sweepNow:    make(chan struct{}, 1),
 	}
 	b.keys = []string{b.base + ":stats"}
+	if opts.Layout == LayoutSpread {
+		b.spread = newSpread(opts.Prefix, opts.Shards)
+	}
 	if b.client == nil {
 		if b.client, err = dial(opts); err != nil { // see cluster.go
 			return nil, err
@@ -151,13 +155,25 @@ func (b *Backend) start(ctx context.Context) error {
 	if err := b.sc.load(cctx, b.client, b.keys[0]); err != nil {
 		return opErr("load functions", err)
 	}
+	if err := b.checkLayout(cctx); err != nil {
+		return err
+	}
+	if b.spread != nil {
+		if err := b.loadPlacements(cctx); err != nil {
+			return err
+		}
+	}
 	b.failures = failurelog.NewStoreLogs(b.opts.Logger, "Redis")
 	b.reach = backend.NewReachability(b.ping, min(b.opts.CommandTimeout, maxProbeTimeout), nil, b.opts.Logger)
 	b.batch = newBatcher(b)
 	if err := b.restore(cctx); err != nil {
 		return err
 	}
-	b.pubsub = b.client.Subscribe(cctx, b.base+":ready")
+	if b.spread != nil {
+		b.pubsub = b.spreadSubscribe(cctx) // spread_notify_temp.go
+	} else {
+		b.pubsub = b.client.Subscribe(cctx, b.base+":ready")
+	}
 	if _, err := b.pubsub.Receive(cctx); err != nil { // the subscription is live from here on
 		_ = b.pubsub.Close()
 		return opErr("subscribe", err)
@@ -248,10 +264,15 @@ func (b *Backend) call(ctx context.Context, o op, args ...any) (any, error) {
 // callSent is call that also returns when the operation was sent to Redis (see
 // batch.Batcher.DoSent).
 func (b *Backend) callSent(ctx context.Context, o op, args ...any) (any, time.Time, error) {
+	return b.callSentIn(ctx, b.base, o, args...)
+}
+
+// callSentIn is callSent in the slot of base (a bucket's, in the spread layout).
+func (b *Backend) callSentIn(ctx context.Context, base string, o op, args ...any) (any, time.Time, error) {
 	if err := b.reach.Check(); err != nil {
 		return nil, time.Time{}, opErr(string(o), err)
 	}
-	r, sent, err := b.batch.DoSent(ctx, opCall{op: o, now: b.nowArg(), args: args})
+	r, sent, err := b.batch.DoSent(ctx, opCall{op: o, base: base, now: b.nowArg(), args: args})
 	if err == nil {
 		err = r.err
 	}
@@ -262,6 +283,15 @@ func (b *Backend) callSent(ctx context.Context, o op, args ...any) (any, time.Ti
 		b.reach.Failed(err)
 	}
 	return r.v, sent, opErr(string(o), err)
+}
+
+// keysOf is the KEYS of every script called in base's slot: its stats hash, by which a
+// Cluster client routes the call.
+func (b *Backend) keysOf(base string) []string {
+	if base == b.base {
+		return b.keys
+	}
+	return []string{base + ":stats"}
 }
 
 // ms converts a duration to the scripts' integral milliseconds.

@@ -13,7 +13,11 @@ import (
 func (b *Backend) JobHolder(ctx context.Context, id uint64) (backend.SessionID, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
 	defer cancel()
-	f, err := b.client.HMGet(ctx, b.base+":j:"+padID(id), "s", "o").Result()
+	base := b.base
+	if b.spread != nil {
+		base = b.spread.base(jobBucket(id))
+	}
+	f, err := b.client.HMGet(ctx, base+":j:"+padID(id), "s", "o").Result()
 	if err != nil {
 		return "", opErr("job holder", err)
 	}

@@ -89,7 +89,12 @@ func (b *Backend) SetPolicy(ctx context.Context, p backend.Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	_, err := b.call(ctx, opPolicySet, p.Tube, encodePolicy(p))
+	var err error
+	if b.spread != nil {
+		err = b.spreadPolicyCall(ctx, opPolicySet, p.Tube, encodePolicy(p))
+	} else {
+		_, err = b.call(ctx, opPolicySet, p.Tube, encodePolicy(p))
+	}
 	select {
 	case b.sweepNow <- struct{}{}:
 	default:
@@ -99,6 +104,9 @@ func (b *Backend) SetPolicy(ctx context.Context, p backend.Policy) error {
 
 // ClearPolicy removes the policy keyed pattern.
 func (b *Backend) ClearPolicy(ctx context.Context, pattern string) error {
+	if b.spread != nil {
+		return b.spreadPolicyCall(ctx, opPolicyClear, pattern)
+	}
 	_, err := b.call(ctx, opPolicyClear, pattern)
 	return err
 }
@@ -195,7 +203,13 @@ func (b *Backend) policySweepLoop() {
 			t.Stop()
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
-		res, err := b.call(ctx, opPolicySweep)
+		var res any
+		var err error
+		if b.spread != nil {
+			res, err = b.spreadSweep(ctx)
+		} else {
+			res, err = b.call(ctx, opPolicySweep)
+		}
 		cancel()
 		if err != nil && b.reach.Check() == nil {
 			b.opts.Logger.Debug("redis: policy sweep failed", "err", err)

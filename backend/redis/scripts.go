@@ -11,7 +11,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// luaFiles holds one script per state change, lib.lua (the helpers they share) and batch.lua
+// luaFiles holds one script per state change, lib.lua and spread_lib.lua (the helpers they
+// share) and batch.lua
 // (which runs many of them in one call).
 //
 //go:embed lua/*.lua
@@ -53,6 +54,13 @@ const (
 	opPolicySet     op = "policy_set"
 	opPolicyClear   op = "policy_clear"
 	opPolicySweep   op = "policy_sweep"
+
+	// The spread layout's own (docs/redis-cluster.md).
+	opReserveSpread op = "reserve_spread"
+	opUnuse         op = "unuse"
+	opReapDead      op = "reap_dead"
+	opReapSessions  op = "reap_sessions"
+	opReapForget    op = "reap_forget"
 )
 
 // ops are all the operations.
@@ -62,6 +70,7 @@ var ops = []op{
 	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
 	opStats, opListTubes, opPause, opRestore, opListJobs, opDeleteJobs, opMoveJobs, opImport,
 	opReadyAges, opPolicySet, opPolicyClear, opPolicySweep,
+	opReserveSpread, opUnuse, opReapDead, opReapSessions, opReapForget,
 }
 
 // scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and
@@ -94,6 +103,7 @@ type scripts struct {
 func loadScripts() *scripts {
 	var body strings.Builder
 	body.WriteString(mustRead("lib"))
+	body.WriteString(mustRead("spread_lib"))
 	// register names each function <library>_<op>. A lone call is a top-level call of its own:
 	// it starts with a fresh memo and writes back what it left pending (lib.lua), also when it
 	// raises an error (whose writes until then stay, as any script's). Redis's pcall turns a
