@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/backendtest"
 	beanredis "github.com/beangate/beangate/backend/redis"
+	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
 // The spread layout (layout=spread) on a real Redis Cluster of three masters: the whole
@@ -29,6 +31,38 @@ func TestSpread(t *testing.T) {
 			t.Cleanup(func() { c.requireTubesSpanMasters(t, b, prefix) })
 			return b
 		}, backendtest.WithoutImport(), backendtest.WithoutCases(crossBucketMoves...))
+	})
+
+	// The gateway suites over the spread layout (the transcripts name literal job ids, which
+	// this layout gives otherwise: they run through beandiff, which labels ids).
+	t.Run("wake-ups", func(t *testing.T) {
+		t.Parallel()
+		gatewaytest.RunWakeUps(t, func(t *testing.T) (backend.Backend, backend.Backend) {
+			prefix := newClusterPrefix(t)
+			a, b := c.newSpreadBackend(t, prefix, "", nil, time.Second), c.newSpreadBackend(t, prefix, "", nil, time.Second)
+			beanredis.SetSafetyPoll(b, time.Hour)
+			return a, b
+		})
+	})
+	t.Run("multigateway", func(t *testing.T) {
+		t.Parallel()
+		prefix := newClusterPrefix(t)
+		gatewaytest.RunMultiGateway(t, func(t *testing.T) backend.Backend {
+			return c.newSpreadBackend(t, prefix, "", nil, time.Second)
+		})
+	})
+	t.Run("policies", func(t *testing.T) {
+		t.Parallel()
+		gatewaytest.RunPolicies(t, func(t *testing.T) (backend.Backend, backend.Backend) {
+			prefix := newClusterPrefix(t)
+			return c.newSpreadBackend(t, prefix, "", nil, time.Second), c.newSpreadBackend(t, prefix, "", nil, time.Second)
+		})
+	})
+	t.Run("timed differential", func(t *testing.T) {
+		t.Parallel()
+		gatewaytest.RunTimedDifferential(t, func(t *testing.T) backend.Backend {
+			return c.newSpreadBackend(t, newClusterPrefix(t), "", nil, 0)
+		})
 	})
 }
 
@@ -99,4 +133,83 @@ func (c *redisCluster) requireTubesSpanMasters(t testing.TB, b *beanredis.Backen
 	}
 	want := min(len(records), 3)
 	require.GreaterOrEqual(t, len(masters), want, "tubes %v over masters %v", slices.Sorted(maps.Keys(records)), masters)
+}
+
+// A namespace keeps the layout it was made with: a gateway whose URL asks for the other one
+// refuses to start (a configuration mistake, backend.ErrBadOptions), either way round.
+func TestSpreadLayoutMismatchIsRefused(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t)
+	ctx := context.Background()
+	open := func(prefix string, spread bool) error {
+		u := c.url(prefix)
+		if spread {
+			u = c.spreadURL(prefix, "")
+		}
+		opts, err := beanredis.ParseURL(u)
+		require.NoError(t, err)
+		b, err := beanredis.New(ctx, opts)
+		if err == nil {
+			_, err = b.Put(ctx, backend.PutParams{Tube: "t", TTR: time.Minute, Body: []byte("x")})
+			require.NoError(t, err)
+			require.NoError(t, b.Close())
+			return nil
+		}
+		return err
+	}
+	tests := []struct {
+		name          string
+		first, second bool // spread?
+	}{
+		{"a spread namespace refuses a one-slot gateway", true, false},
+		{"a one-slot namespace refuses a spread gateway", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prefix := newClusterPrefix(t)
+			require.NoError(t, open(prefix, tt.first))
+			require.NoError(t, open(prefix, tt.first), "the same layout again starts")
+			require.ErrorIs(t, open(prefix, tt.second), backend.ErrBadOptions)
+		})
+	}
+}
+
+// A job's id names its bucket (id mod 1024 is a bucket of its tube's record), and the ids one
+// gateway hands out increase in the order it acknowledges the puts, across buckets on
+// different masters.
+func TestSpreadIDsNameTheirBucketAndIncreasePerGateway(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t)
+	ctx := context.Background()
+	prefix := newClusterPrefix(t)
+	a := c.newSpreadBackend(t, prefix, "", nil, 0)
+	other := c.newSpreadBackend(t, prefix, "", nil, 0)
+	cc := c.clusterClient(t)
+	tubes := []string{"t0", "t1", "t2"}
+	var last uint64
+	for i := range 30 {
+		tube := tubes[i%len(tubes)]
+		// Another gateway's puts raise some buckets' sequences: a's ids must still increase.
+		if i%4 == 0 {
+			_, err := other.Put(ctx, backend.PutParams{Tube: tubes[(i+1)%len(tubes)], TTR: time.Minute, Body: []byte("o")})
+			require.NoError(t, err)
+		}
+		id, err := a.Put(ctx, backend.PutParams{Tube: tube, TTR: time.Minute, Body: []byte("x")})
+		require.NoError(t, err)
+		require.Greater(t, id, last, "put %d", i)
+		last = id
+		rec, err := cc.HGet(ctx, "{"+prefix+"}:place", tube).Result()
+		require.NoError(t, err)
+		require.Contains(t, rec, strconv.FormatUint(id%1024, 10)+";", "id %d of tube %s, record %q", id, tube, rec)
+		st, err := a.JobStats(ctx, id)
+		require.NoError(t, err, "found by its id alone")
+		require.Equal(t, tube, st.Tube)
+	}
+	masters := map[string]bool{}
+	for _, tube := range append(tubes, backend.DefaultTube) {
+		ms, err := a.TubeMasters(ctx, tube)
+		require.NoError(t, err)
+		masters[ms[0]] = true
+	}
+	require.Len(t, masters, 3, "four tubes (default too) over all three masters")
 }
