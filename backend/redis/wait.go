@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -72,13 +73,18 @@ func (b *Backend) process(ctx context.Context, cmd *goredis.Cmd, wait bool, key 
 	if cc != nil && cmd.Err() != nil && !errors.Is(cmd.Err(), goredis.Nil) {
 		cc.ReloadState(ctx) // a failover or a resharding (MOVED): the slot's master may have moved
 	}
+	return waitShortfall(w, b.opts.WaitReplicas, b.opts.WaitTimeout)
+}
+
+// waitShortfall is errNotReplicated when WAIT w failed or found fewer than want replicas.
+func waitShortfall(w *goredis.IntCmd, want int, timeout time.Duration) error {
 	n, err := w.Result()
 	if err != nil {
 		return fmt.Errorf("%w: WAIT: %w", errNotReplicated, err)
 	}
-	if n < int64(b.opts.WaitReplicas) {
+	if n < int64(want) {
 		return fmt.Errorf("%w: %d of %d replicas acknowledged within %v (the change is applied on the master and may be lost in a failover)",
-			errNotReplicated, n, b.opts.WaitReplicas, b.opts.WaitTimeout)
+			errNotReplicated, n, want, timeout)
 	}
 	return nil
 }
