@@ -112,7 +112,8 @@ func prio(p uint32) string { return strconv.FormatUint(uint64(p), 10) }
 // names.
 func (b *Backend) callJob(ctx context.Context, id uint64, o op, args ...any) (any, error) {
 	if b.spread != nil {
-		return b.callIn(ctx, jobBucket(id), o, args...)
+		res, _, err := b.spreadCallJob(ctx, id, o, args...) // spread_import.go
+		return res, err
 	}
 	return b.call(ctx, o, args...)
 }
@@ -120,7 +121,8 @@ func (b *Backend) callJob(ctx context.Context, id uint64, o op, args ...any) (an
 // callFoundJob is callFound in job id's slot (see callJob).
 func (b *Backend) callFoundJob(ctx context.Context, id uint64, o op, args ...any) error {
 	if b.spread != nil {
-		return b.callFoundIn(ctx, jobBucket(id), o, args...)
+		res, _, err := b.spreadCallJob(ctx, id, o, args...)
+		return foundReply(o, res, err)
 	}
 	return b.callFound(ctx, o, args...)
 }
@@ -128,6 +130,11 @@ func (b *Backend) callFoundJob(ctx context.Context, id uint64, o op, args ...any
 // callFound runs an operation whose script replies 1 (done) or 0 (not found).
 func (b *Backend) callFound(ctx context.Context, o op, args ...any) error {
 	res, err := b.call(ctx, o, args...)
+	return foundReply(o, res, err)
+}
+
+// foundReply is the outcome of an operation whose script replies 1 (done) or 0 (not found).
+func foundReply(o op, res any, err error) error {
 	if err != nil {
 		return err
 	}

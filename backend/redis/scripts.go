@@ -61,6 +61,7 @@ const (
 	opReapDead      op = "reap_dead"
 	opReapSessions  op = "reap_sessions"
 	opReapForget    op = "reap_forget"
+	opForward       op = "forward"
 )
 
 // ops are all the operations.
@@ -70,7 +71,7 @@ var ops = []op{
 	opKick, opKickJob, opPeek, opPeekState, opJobStats, opTubeStats,
 	opStats, opListTubes, opPause, opRestore, opListJobs, opDeleteJobs, opMoveJobs, opImport,
 	opReadyAges, opPolicySet, opPolicyClear, opPolicySweep,
-	opReserveSpread, opUnuse, opReapDead, opReapSessions, opReapForget,
+	opReserveSpread, opUnuse, opReapDead, opReapSessions, opReapForget, opForward,
 }
 
 // scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and

@@ -60,6 +60,18 @@ func (b *Backend) spreadReserveJob(ctx context.Context, s backend.SessionID, id 
 		return nil, err
 	}
 	res, err := b.callIn(ctx, bk, opReserveJob, string(s), padID(id))
+	if jobMissing(res, err) {
+		// An imported id: its job is where its forwarding entry says (spread_import.go).
+		if to, ok, ferr := b.forwarded(ctx, id); ferr != nil {
+			return nil, ferr
+		} else if ok {
+			if err := b.enter(ctx, s, to); err != nil {
+				return nil, err
+			}
+			bk = to
+			res, err = b.callIn(ctx, bk, opReserveJob, string(s), padID(id))
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

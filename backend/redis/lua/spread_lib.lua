@@ -23,6 +23,13 @@ local function spread_id(bucket, floor)
   return seq * SPREAD_BUCKETS + bucket
 end
 
+-- raise_seq raises this bucket's sequence so that no id it gives is id or below: an id kept by
+-- an import (the bucket's own, or one forwarded from here) is never given again.
+local function raise_seq(id)
+  local seq = math.floor(id / SPREAD_BUCKETS)
+  if tonumber(redis.call('GET', IDS) or 0) < seq then redis.call('SET', IDS, ds(seq)) end
+end
+
 -- better tells whether ready job m of priority pri (a number) comes before job bm of priority
 -- bp in beanstalk's order (priority, then id; ids padded, so compared as strings).
 local function better(pri, m, bp, bm)
