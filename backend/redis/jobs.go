@@ -128,6 +128,11 @@ func (b *Backend) callFoundJob(ctx context.Context, id uint64, o op, args ...any
 // callFound runs an operation whose script replies 1 (done) or 0 (not found).
 func (b *Backend) callFound(ctx context.Context, o op, args ...any) error {
 	res, err := b.call(ctx, o, args...)
+	return found(o, res, err)
+}
+
+// found reads the reply of an operation that replies 1 (done) or 0 (not found).
+func found(o op, res any, err error) error {
 	if err != nil {
 		return err
 	}

@@ -311,17 +311,7 @@ func (b *Backend) callIn(ctx context.Context, bucket int, o op, args ...any) (an
 // callFoundIn is callFound in bucket's slot.
 func (b *Backend) callFoundIn(ctx context.Context, bucket int, o op, args ...any) error {
 	res, err := b.callIn(ctx, bucket, o, args...)
-	if err != nil {
-		return err
-	}
-	n, err := toInt(o, res)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return backend.ErrNotFound
-	}
-	return nil
+	return found(o, res, err)
 }
 
 // fanOutBatched is the most buckets a fan-out sends through the batcher: more (stats,
