@@ -201,6 +201,11 @@ func (b *Backend) placeTube(ctx context.Context, tube string) (string, error) {
 	if err != nil {
 		return "", opErr("reading a placement record", err)
 	}
+	if got, err := parsePlacementRecord(s); err == nil {
+		sp.mu.Lock()
+		sp.setPlaceLocked(tube, got) // before the next placement here counts the load
+		sp.mu.Unlock()
+	}
 	if s == r.String() {
 		// Written here: the tube's buckets get the namespace's policies. A policy set
 		// meanwhile reaches them either way: it is written to the home slot before its setter
