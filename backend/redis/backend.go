@@ -33,7 +33,9 @@
 //
 // A Redis Cluster works too (Options.Cluster; cluster.go): a namespace's keys share one hash
 // tag, so each call goes whole to the master of its slot, the library is loaded on every
-// master, and the channel is a plain one, which a cluster delivers on every node.
+// master, and the channel is a plain one, which a cluster delivers on every node. With
+// Options.Layout spread a namespace's tubes are spread over buckets of their own instead, each
+// under its own hash tag (spread*.go, docs/redis-cluster.md).
 //
 // Tube policies (backend.Policies, policy.go) live in Redis too: each script that makes a state
 // change applies the policy of the job's tube in the same call, so every gateway applies the

@@ -122,7 +122,7 @@ func (b *Backend) callJob(ctx context.Context, id uint64, o op, args ...any) (an
 func (b *Backend) callFoundJob(ctx context.Context, id uint64, o op, args ...any) error {
 	if b.spread != nil {
 		res, _, err := b.spreadCallJob(ctx, id, o, args...)
-		return foundReply(o, res, err)
+		return found(o, res, err)
 	}
 	return b.callFound(ctx, o, args...)
 }
@@ -130,11 +130,11 @@ func (b *Backend) callFoundJob(ctx context.Context, id uint64, o op, args ...any
 // callFound runs an operation whose script replies 1 (done) or 0 (not found).
 func (b *Backend) callFound(ctx context.Context, o op, args ...any) error {
 	res, err := b.call(ctx, o, args...)
-	return foundReply(o, res, err)
+	return found(o, res, err)
 }
 
-// foundReply is the outcome of an operation whose script replies 1 (done) or 0 (not found).
-func foundReply(o op, res any, err error) error {
+// found reads the reply of an operation that replies 1 (done) or 0 (not found).
+func found(o op, res any, err error) error {
 	if err != nil {
 		return err
 	}

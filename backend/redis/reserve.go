@@ -126,7 +126,7 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 // waiting; count: count it as waiting if nothing is found (it will wait).
 func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncount, count bool) (reserveOutcome, error) {
 	if b.spread != nil {
-		return b.trySpreadReserve(ctx, p, count) // spread_reserve.go
+		return b.trySpreadReserve(ctx, p, uncount, count) // spread_reserve.go
 	}
 	return b.tryReserveIn(ctx, b.base, p, p.Tubes, uncount, count)
 }

@@ -28,6 +28,7 @@ type spread struct {
 	placeMu  sync.Mutex // one placement at a time here, so that each counts the one before
 	mu       sync.Mutex
 	place    map[string]placementRecord // tube → its record, as read from {prefix}:place
+	loadedAt time.Time                  // when every record was last read
 	masters  []string                   // bucket → its master's address, as of mapAt
 	mapAt    time.Time
 	sessions map[backend.SessionID]*spreadSession
@@ -80,6 +81,7 @@ func (b *Backend) loadPlacements(ctx context.Context) error {
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
+	sp.loadedAt = time.Now()
 	for tube, s := range all {
 		r, err := parsePlacementRecord(s)
 		if err != nil {
@@ -88,6 +90,19 @@ func (b *Backend) loadPlacements(ctx context.Context) error {
 		sp.setPlaceLocked(tube, r)
 	}
 	return nil
+}
+
+// refreshPlacements reads every record again if the last read is older than masterMapTTL: the
+// buckets other gateways brought into use since, for the commands over every bucket in use.
+func (b *Backend) refreshPlacements(ctx context.Context) error {
+	sp := b.spread
+	sp.mu.Lock()
+	stale := time.Since(sp.loadedAt) > masterMapTTL
+	sp.mu.Unlock()
+	if !stale {
+		return nil
+	}
+	return b.loadPlacements(ctx)
 }
 
 func (sp *spread) setPlaceLocked(tube string, r placementRecord) {
@@ -152,8 +167,15 @@ func (b *Backend) placeTube(ctx context.Context, tube string) (string, error) {
 	sp := b.spread
 	sp.placeMu.Lock()
 	defer sp.placeMu.Unlock()
-	if err := b.loadPlacements(ctx); err != nil { // the load per master
-		return "", err
+	// The load per master: the records read lately, all of them again now and then (a
+	// namespace of many tubes has a large placement hash, and placements may come in bursts).
+	sp.mu.Lock()
+	stale := time.Since(sp.loadedAt) > masterMapTTL
+	sp.mu.Unlock()
+	if stale {
+		if err := b.loadPlacements(ctx); err != nil {
+			return "", err
+		}
 	}
 	masters, err := b.bucketMasters(ctx)
 	if err != nil {
@@ -178,6 +200,11 @@ func (b *Backend) placeTube(ctx context.Context, tube string) (string, error) {
 	s, err := b.client.HGet(ctx, sp.placeKey(), tube).Result()
 	if err != nil {
 		return "", opErr("reading a placement record", err)
+	}
+	if got, err := parsePlacementRecord(s); err == nil {
+		sp.mu.Lock()
+		sp.setPlaceLocked(tube, got) // before the next placement here counts the load
+		sp.mu.Unlock()
 	}
 	if s == r.String() {
 		// Written here: the tube's buckets get the namespace's policies. A policy set
@@ -289,17 +316,55 @@ func (b *Backend) callIn(ctx context.Context, bucket int, o op, args ...any) (an
 // callFoundIn is callFound in bucket's slot.
 func (b *Backend) callFoundIn(ctx context.Context, bucket int, o op, args ...any) error {
 	res, err := b.callIn(ctx, bucket, o, args...)
-	if err != nil {
-		return err
+	return found(o, res, err)
+}
+
+// fanOutBatched is the most buckets a fan-out sends through the batcher: more (stats,
+// list-tubes and policies over every bucket in use, up to 1024) go out as one pipeline of
+// their own, which go-redis splits per master, instead of filling the batches every other
+// call waits behind.
+const fanOutBatched = 8
+
+// fanOutPiped is fanOut as one pipeline of FCALLs. A library missing on a master is loaded
+// again and the pipeline sent once more (none of it ran there).
+func (b *Backend) fanOutPiped(ctx context.Context, buckets []int, o op, args func(bucket int) []any) []bucketReply {
+	out := make([]bucketReply, len(buckets))
+	if err := b.reach.Check(); err != nil {
+		for i, bk := range buckets {
+			out[i] = bucketReply{bucket: bk, err: opErr(string(o), err)}
+		}
+		return out
 	}
-	n, err := toInt(o, res)
-	if err != nil {
-		return err
+	ctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		pipe := b.client.Pipeline()
+		cmds := make([]*goredis.Cmd, len(buckets))
+		now := b.nowArg()
+		for i, bk := range buckets {
+			base := b.spread.base(bk)
+			a := append([]any{base, now}, args(bk)...)
+			cmds[i] = fcallCmd(ctx, b.sc.fns[o], b.keysOf(base), a...)
+			_ = pipe.Process(ctx, onceCmd{cmds[i]})
+		}
+		sent := time.Now()
+		_, _ = pipe.Exec(ctx)
+		missing := false
+		for i, bk := range buckets {
+			res, err := cmds[i].Result()
+			missing = missing || isFunctionNotFound(err)
+			if err == nil {
+				res, err = b.takeActions(res)
+			}
+			out[i] = bucketReply{bucket: bk, res: res, sent: sent, err: opErr(string(o), err)}
+		}
+		if !missing || attempt > 0 {
+			return out
+		}
+		if err := b.sc.load(ctx, b.client, b.keys[0]); err != nil {
+			return out
+		}
 	}
-	if n == 0 {
-		return backend.ErrNotFound
-	}
-	return nil
 }
 
 // bucketReply is one bucket's reply in a fan-out.
@@ -314,6 +379,9 @@ type bucketReply struct {
 // at about the same time: the fan-out costs about one round trip); args gives each bucket's
 // arguments.
 func (b *Backend) fanOut(ctx context.Context, buckets []int, o op, args func(bucket int) []any) []bucketReply {
+	if len(buckets) > fanOutBatched && !(b.opts.WaitReplicas > 0 && waits[o]) {
+		return b.fanOutPiped(ctx, buckets, o, args)
+	}
 	out := make([]bucketReply, len(buckets))
 	var wg sync.WaitGroup
 	for i, bk := range buckets {

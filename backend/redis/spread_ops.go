@@ -237,7 +237,7 @@ func (b *Backend) spreadTubeStats(ctx context.Context, tube string) (*backend.Tu
 
 // spreadListTubes is every tube existing in a bucket in use, each once.
 func (b *Backend) spreadListTubes(ctx context.Context) ([]string, error) {
-	if err := b.loadPlacements(ctx); err != nil {
+	if err := b.loadPlacements(ctx); err != nil { // other gateways' tubes too
 		return nil, err
 	}
 	var names []string

@@ -31,7 +31,7 @@ func (b *Backend) spreadPolicyCall(ctx context.Context, o op, args ...any) error
 	if _, err := b.call(ctx, o, args...); err != nil {
 		return err
 	}
-	if err := b.loadPlacements(ctx); err != nil {
+	if err := b.loadPlacements(ctx); err != nil { // every bucket in use now: see copyPolicies
 		return err
 	}
 	var errs []error

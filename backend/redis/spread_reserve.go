@@ -39,7 +39,7 @@ func (b *Backend) watchBuckets(ctx context.Context, tubes []string) (map[int][]s
 	return groups, order, nil
 }
 
-func (b *Backend) trySpreadReserve(ctx context.Context, p backend.ReserveParams, count bool) (reserveOutcome, error) {
+func (b *Backend) trySpreadReserve(ctx context.Context, p backend.ReserveParams, uncount, count bool) (reserveOutcome, error) {
 	groups, order, err := b.watchBuckets(ctx, p.Tubes)
 	if err != nil {
 		return reserveOutcome{}, err
@@ -64,9 +64,9 @@ func (b *Backend) trySpreadReserve(ctx context.Context, p backend.ReserveParams,
 		}
 	}
 	if len(all) == 1 {
-		// Uncounting costs one HGET when the session was not counted; a count may stay from a
-		// try of several buckets, so it is always asked for.
-		out, err := b.tryReserveIn(ctx, sp.base(all[0]), p, groups[all[0]], true, count)
+		// (A count left in other buckets by an earlier try over several only costs needless
+		// publishes there until the session's next try there, or its end.)
+		out, err := b.tryReserveIn(ctx, sp.base(all[0]), p, groups[all[0]], uncount, count)
 		if err == nil && out.job != nil {
 			b.reservedIn(p.Session, all[0])
 		}

@@ -213,3 +213,42 @@ func TestSpreadIDsNameTheirBucketAndIncreasePerGateway(t *testing.T) {
 	}
 	require.Len(t, masters, 3, "four tubes (default too) over all three masters")
 }
+
+// A gateway that dies (Close ends no session: to the others it looks like a crash) holding
+// reservations in buckets on different masters has them returned by another gateway's reaper,
+// which finds its buckets in the home slot.
+func TestSpreadReaperReturnsADeadGatewaysReservations(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t)
+	ctx := context.Background()
+	prefix := newClusterPrefix(t)
+	dead := c.newSpreadBackend(t, prefix, "", nil, time.Second)
+	live := c.newSpreadBackend(t, prefix, "", nil, time.Second)
+	s := backend.NewSessionIDs().Next()
+	require.NoError(t, dead.BeginSession(ctx, s))
+	tubes := []string{"r0", "r1", "r2"}
+	var ids []uint64
+	for _, tube := range tubes {
+		id, err := dead.Put(ctx, backend.PutParams{Tube: tube, TTR: time.Hour, Body: []byte(tube)})
+		require.NoError(t, err)
+		ids = append(ids, id)
+		require.NoError(t, dead.WatchTube(ctx, s, tube))
+	}
+	for range tubes {
+		j, err := dead.Reserve(ctx, backend.ReserveParams{Session: s, Tubes: append([]string{backend.DefaultTube}, tubes...)})
+		require.NoError(t, err)
+		require.Contains(t, ids, j.ID)
+	}
+	require.NoError(t, dead.Close())
+	require.Eventually(t, func() bool {
+		st, err := live.Stats(ctx)
+		return err == nil && st.ReadyJobs == 3 && st.ReservedJobs == 0
+	}, 10*time.Second, 50*time.Millisecond, "the reaper returns all three reservations")
+	masters := map[string]bool{}
+	for _, tube := range tubes {
+		ms, err := live.TubeMasters(ctx, tube)
+		require.NoError(t, err)
+		masters[ms[0]] = true
+	}
+	require.Greater(t, len(masters), 1, "the reservations were on several masters")
+}
