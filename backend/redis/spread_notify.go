@@ -34,6 +34,12 @@ import (
 // subscription is confirmed: a publish of the meantime may have been missed, so the caller
 // wakes that channel's waiters to try again, and a publish after their try is delivered.
 //
+// The Backend makes one with newShardedWakeups(its ClusterClient, CommandTimeout, onMessage
+// waking one waiter of the tube named by the payload, as listen does today, onLost waking the
+// waiters of the tubes placed in that channel's bucket), and Closes it in Close. A Subscribe that
+// fails (no master of those slots reachable within the reserve's context) leaves the reserve to
+// its due times and the safety poll, as a lost publish does today.
+//
 // One SSUBSCRIBE per channel: Redis refuses one command for channels of several slots
 // (CROSSSLOT), and go-redis's PubSub would make that command when it reconnects by itself, so
 // each connection is closed at its first failure and never reconnected; its channels are

@@ -36,12 +36,12 @@ func TestShardedWakeups(t *testing.T) {
 		return bucketBase(c.prefix, c.bucketOn(t, addr, not...)) + ":ready"
 	}
 	// publish sends msg on ch from the master of its slot now, and returns how many received it.
-	publish := func(ch, msg string) int64 {
+	publish := func(t *testing.T, ch, msg string) int64 {
 		n, err := c.admin(t, c.MasterOf(ch)).SPublish(ctx, ch, msg).Result()
 		require.NoError(t, err)
 		return n
 	}
-	expect := func(ch <-chan string, want string) {
+	expect := func(t *testing.T, ch <-chan string, want string) {
 		t.Helper()
 		select {
 		case got := <-ch:
@@ -50,7 +50,7 @@ func TestShardedWakeups(t *testing.T) {
 			t.Fatalf("no %q within 20 s", want)
 		}
 	}
-	noMore := func() {
+	noMore := func(t *testing.T) {
 		t.Helper()
 		require.Empty(t, lost, "no other channel lost")
 		require.Empty(t, messages)
@@ -61,14 +61,14 @@ func TestShardedWakeups(t *testing.T) {
 		ch := channel(addr)
 		require.NoError(t, w.Subscribe(ctx, ch))
 		defer w.Unsubscribe(ch)
-		require.Equal(t, int64(1), publish(ch, "before"))
-		expect(messages, ch+" before")
+		require.Equal(t, int64(1), publish(t, ch, "before"))
+		expect(t, messages, ch+" before")
 		disturb(ch)
 		require.NotEqual(t, addr, c.MasterOf(ch), "the slot moved")
-		expect(lost, ch)
-		require.Equal(t, int64(1), publish(ch, "after"), "subscribed on the new master when onLost is called")
-		expect(messages, ch+" after")
-		noMore()
+		expect(t, lost, ch)
+		require.Equal(t, int64(1), publish(t, ch, "after"), "subscribed on the new master when onLost is called")
+		expect(t, messages, ch+" after")
+		noMore(t)
 	}
 
 	t.Run("delivered from every master", func(t *testing.T) {
@@ -86,9 +86,16 @@ func TestShardedWakeups(t *testing.T) {
 		for i, ch := range chs {
 			require.Equal(t, int64(1), pubs[i].SPublish(ctx, ch, "tube").Val(), "subscribed when Subscribe returns")
 		}
-		for _, ch := range chs {
-			expect(messages, ch+" tube")
+		var got []string
+		for range chs {
+			select {
+			case m := <-messages:
+				got = append(got, m)
+			case <-time.After(20 * time.Second):
+				t.Fatalf("only %v within 20 s", got)
+			}
 		}
+		require.ElementsMatch(t, []string{chs[0] + " tube", chs[1] + " tube", chs[2] + " tube"}, got)
 		w.mu.Lock()
 		conns := len(w.conns)
 		w.mu.Unlock()
@@ -97,12 +104,29 @@ func TestShardedWakeups(t *testing.T) {
 		// Counted: a second Subscribe and one Unsubscribe keep the channel.
 		require.NoError(t, w.Subscribe(ctx, chs[0]))
 		w.Unsubscribe(chs...)
-		require.Equal(t, int64(1), publish(chs[0], "kept"))
-		expect(messages, chs[0]+" kept")
+		require.Equal(t, int64(1), publish(t, chs[0], "kept"))
+		expect(t, messages, chs[0]+" kept")
 		w.Unsubscribe(chs[0])
-		waitUntil(t, 5*time.Second, "unsubscribed", func() bool { return publish(chs[0], "gone") == 0 })
-		require.Equal(t, int64(0), publish(chs[1], "gone"))
-		noMore()
+		// SUNSUBSCRIBE is sent, not confirmed, when Unsubscribe returns: a publish may still
+		// reach it meanwhile, and is delivered.
+		delivered := 0
+		waitUntil(t, 5*time.Second, "unsubscribed", func() bool {
+			n := 0
+			for _, ch := range chs {
+				n += int(publish(t, ch, "gone"))
+			}
+			delivered += n
+			return n == 0
+		})
+		for range delivered {
+			select {
+			case m := <-messages:
+				require.True(t, strings.HasSuffix(m, " gone"), m)
+			case <-time.After(20 * time.Second):
+				t.Fatal("a publish counted as received was not delivered")
+			}
+		}
+		noMore(t)
 	})
 
 	t.Run("slot resharded", func(t *testing.T) {
@@ -112,8 +136,8 @@ func TestShardedWakeups(t *testing.T) {
 		moved(t, c.Masters()[0], func(ch string) {
 			c.moveSlot(t, keySlot(ch), c.Masters()[0], c.Masters()[1], nil, nil)
 		})
-		require.Equal(t, int64(1), publish(other, "still"), "a channel of a slot that stayed is kept")
-		expect(messages, other+" still")
+		require.Equal(t, int64(1), publish(t, other, "still"), "a channel of a slot that stayed is kept")
+		expect(t, messages, other+" still")
 	})
 
 	t.Run("CLUSTER FAILOVER", func(t *testing.T) {
@@ -156,17 +180,23 @@ func (c *spreadCluster) clusterOK(t *testing.T, i int) bool {
 	return err == nil && strings.Contains(info, "cluster_state:ok")
 }
 
-// failover makes replica i its master's master with CLUSTER FAILOVER [mode], asked again while
-// it has not happened: a manual failover that the master does not take up in time (seen just
-// after the cluster was made) times out, and the replica stays one.
+// failover makes replica i its master's master with CLUSTER FAILOVER [mode], once the master's
+// own view of the cluster has it as its replica: a master ignores the request of a node it does
+// not know as one (seen for some seconds after a cluster is made, gossip not yet through), the
+// manual failover times out, and the masters then refuse to vote for a replica of that master
+// for twice the node timeout. If it times out anyway, it is made with TAKEOVER, which needs no
+// votes, and the test says so.
 func (c *spreadCluster) failover(t *testing.T, i int, mode string) {
 	t.Helper()
 	n := c.admin(t, c.Addr(i))
-	args := []any{"cluster", "failover"}
-	if mode != "" {
-		args = append(args, mode)
+	if mode != "takeover" { // TAKEOVER asks nothing of the master, which may be gone
+		c.awaitReplicaKnown(t, i)
 	}
-	for range 4 {
+	for _, mode := range []string{mode, "takeover"} {
+		args := []any{"cluster", "failover"}
+		if mode != "" {
+			args = append(args, mode)
+		}
 		require.NoError(t, n.Do(context.Background(), args...).Err())
 		deadline := time.Now().Add(6 * time.Second) // the manual failover's own timeout is 5 s
 		for time.Now().Before(deadline) {
@@ -175,6 +205,7 @@ func (c *spreadCluster) failover(t *testing.T, i int, mode string) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
+		t.Logf("CLUSTER FAILOVER %s of node %d timed out", mode, i)
 	}
 	dir, _ := n.ConfigGet(context.Background(), "dir").Result()
 	for j := range c.Ports {
@@ -182,4 +213,26 @@ func (c *spreadCluster) failover(t *testing.T, i int, mode string) {
 		t.Logf("node %d (%s):\n%s", j, c.Addr(j), log)
 	}
 	t.Fatalf("node %d not promoted", i)
+}
+
+// awaitReplicaKnown waits until the master of replica i has it as its replica in its own view
+// of the cluster.
+func (c *spreadCluster) awaitReplicaKnown(t *testing.T, i int) {
+	t.Helper()
+	id := c.nodeID(t, c.Addr(i))
+	info, err := c.admin(t, c.Addr(i)).Info(context.Background(), "replication").Result()
+	require.NoError(t, err)
+	_, port, _ := strings.Cut(info, "master_port:")
+	port, _, _ = strings.Cut(port, "\r\n")
+	master := c.admin(t, "127.0.0.1:"+port)
+	masterID := c.nodeID(t, "127.0.0.1:"+port)
+	waitUntil(t, 30*time.Second, "the master knows its replica", func() bool {
+		nodes, err := master.ClusterNodes(context.Background()).Result()
+		for _, line := range strings.Split(nodes, "\n") {
+			if f := strings.Fields(line); err == nil && len(f) > 3 && f[0] == id && f[3] == masterID {
+				return strings.Contains(f[2], "slave")
+			}
+		}
+		return false
+	})
 }
