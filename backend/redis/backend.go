@@ -33,7 +33,9 @@
 //
 // A Redis Cluster works too (Options.Cluster; cluster.go): a namespace's keys share one hash
 // tag, so each call goes whole to the master of its slot, the library is loaded on every
-// master, and the channel is a plain one, which a cluster delivers on every node.
+// master, and the channel is a plain one, which a cluster delivers on every node. With
+// Options.Layout spread a namespace's tubes are spread over buckets of their own instead, each
+// under its own hash tag (spread*.go, docs/redis-cluster.md).
 //
 // Tube policies (backend.Policies, policy.go) live in Redis too: each script that makes a state
 // change applies the policy of the job's tube in the same call, so every gateway applies the
@@ -71,6 +73,7 @@ type Backend struct {
 	client     goredis.UniversalClient // a *goredis.Client or, for a Redis Cluster, a *goredis.ClusterClient
 	ownClient  bool
 	base       string   // "{prefix}"
+	spread     *spread  // the spread layout's state (spread.go); nil for one slot
 	keys       []string // KEYS of every script: the namespace's stats hash
 	sc         *scripts
 	batch      *batch.Batcher[opCall, opReply]
@@ -122,6 +125,9 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		sweepNow:    make(chan struct{}, 1),
 	}
 	b.keys = []string{b.base + ":stats"}
+	if opts.Layout == LayoutSpread {
+		b.spread = newSpread(opts.Prefix, opts.Shards)
+	}
 	if b.client == nil {
 		if b.client, err = dial(opts); err != nil { // see cluster.go
 			return nil, err
@@ -151,13 +157,25 @@ func (b *Backend) start(ctx context.Context) error {
 	if err := b.sc.load(cctx, b.client, b.keys[0]); err != nil {
 		return opErr("load functions", err)
 	}
+	if err := b.checkLayout(cctx); err != nil {
+		return err
+	}
+	if b.spread != nil {
+		if err := b.loadPlacements(cctx); err != nil {
+			return err
+		}
+	}
 	b.failures = failurelog.NewStoreLogs(b.opts.Logger, "Redis")
 	b.reach = backend.NewReachability(b.ping, min(b.opts.CommandTimeout, maxProbeTimeout), nil, b.opts.Logger)
 	b.batch = newBatcher(b)
 	if err := b.restore(cctx); err != nil {
 		return err
 	}
-	b.pubsub = b.client.Subscribe(cctx, b.base+":ready")
+	if b.spread != nil {
+		b.pubsub = b.spreadSubscribe(cctx) // spread_notify_temp.go
+	} else {
+		b.pubsub = b.client.Subscribe(cctx, b.base+":ready")
+	}
 	if _, err := b.pubsub.Receive(cctx); err != nil { // the subscription is live from here on
 		_ = b.pubsub.Close()
 		return opErr("subscribe", err)
@@ -248,10 +266,15 @@ func (b *Backend) call(ctx context.Context, o op, args ...any) (any, error) {
 // callSent is call that also returns when the operation was sent to Redis (see
 // batch.Batcher.DoSent).
 func (b *Backend) callSent(ctx context.Context, o op, args ...any) (any, time.Time, error) {
+	return b.callSentIn(ctx, b.base, o, args...)
+}
+
+// callSentIn is callSent in the slot of base (a bucket's, in the spread layout).
+func (b *Backend) callSentIn(ctx context.Context, base string, o op, args ...any) (any, time.Time, error) {
 	if err := b.reach.Check(); err != nil {
 		return nil, time.Time{}, opErr(string(o), err)
 	}
-	r, sent, err := b.batch.DoSent(ctx, opCall{op: o, now: b.nowArg(), args: args})
+	r, sent, err := b.batch.DoSent(ctx, opCall{op: o, base: base, now: b.nowArg(), args: args})
 	if err == nil {
 		err = r.err
 	}
@@ -262,6 +285,15 @@ func (b *Backend) callSent(ctx context.Context, o op, args ...any) (any, time.Ti
 		b.reach.Failed(err)
 	}
 	return r.v, sent, opErr(string(o), err)
+}
+
+// keysOf is the KEYS of every script called in base's slot: its stats hash, by which a
+// Cluster client routes the call.
+func (b *Backend) keysOf(base string) []string {
+	if base == b.base {
+		return b.keys
+	}
+	return []string{base + ":stats"}
 }
 
 // ms converts a duration to the scripts' integral milliseconds.

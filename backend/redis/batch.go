@@ -33,6 +33,7 @@ const (
 // ARGV[3..].
 type opCall struct {
 	op   op
+	base string // the slot's base (ARGV[1]): the namespace's, or in the spread layout a bucket's
 	now  string
 	args []any
 }
@@ -59,6 +60,14 @@ func newBatcher(b *Backend) *batch.Batcher[opCall, opReply] {
 // library (a restart without persistence, FUNCTION FLUSH) it is loaded again and the batch, which
 // did not run, is sent once more.
 func (b *Backend) execBatch(ctx context.Context, calls []opCall, replies []opReply) error {
+	if b.spread != nil {
+		return b.execSpreadBatch(ctx, calls, replies) // spread_batch.go
+	}
+	return b.execOneBase(ctx, calls, replies)
+}
+
+// execOneBase is execBatch for calls that all go to one slot.
+func (b *Backend) execOneBase(ctx context.Context, calls []opCall, replies []opReply) error {
 	err := b.fcallBatch(ctx, calls, replies)
 	if isFunctionNotFound(err) {
 		if err = b.sc.load(ctx, b.client, b.keys[0]); err == nil {
@@ -78,13 +87,14 @@ func (b *Backend) fcallBatch(ctx context.Context, calls []opCall, replies []opRe
 		n += 3 + len(c.args)
 	}
 	args := make([]any, 0, n)
-	args = append(args, b.base)
+	args = append(args, calls[0].base)
 	for _, c := range calls {
 		args = append(args, string(c.op), c.now, len(c.args))
 		args = append(args, c.args...)
 	}
-	cmd := fcallCmd(ctx, b.sc.batch, b.keys, args...)
-	werr := b.process(ctx, cmd, b.mustWait(calls))
+	keys := b.keysOf(calls[0].base)
+	cmd := fcallCmd(ctx, b.sc.batch, keys, args...)
+	werr := b.process(ctx, cmd, b.mustWait(calls), keys[0])
 	res, err := cmd.Result()
 	if err != nil {
 		return err
@@ -113,10 +123,11 @@ func (b *Backend) fcallBatch(ctx context.Context, calls []opCall, replies []opRe
 func (b *Backend) fcallOne(ctx context.Context, calls []opCall, replies []opReply) error {
 	c := calls[0]
 	args := make([]any, 0, 2+len(c.args))
-	args = append(args, b.base, c.now)
+	args = append(args, c.base, c.now)
 	args = append(args, c.args...)
-	cmd := fcallCmd(ctx, b.sc.fns[c.op], b.keys, args...)
-	werr := b.process(ctx, cmd, b.mustWait(calls))
+	keys := b.keysOf(c.base)
+	cmd := fcallCmd(ctx, b.sc.fns[c.op], keys, args...)
+	werr := b.process(ctx, cmd, b.mustWait(calls), keys[0])
 	res, err := cmd.Result()
 	if isFunctionNotFound(err) {
 		return err

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/beangate/beangate/backend"
@@ -13,11 +14,26 @@ import (
 func (b *Backend) JobHolder(ctx context.Context, id uint64) (backend.SessionID, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.opts.CommandTimeout)
 	defer cancel()
-	f, err := b.client.HMGet(ctx, b.base+":j:"+padID(id), "s", "o").Result()
+	base := b.base
+	if b.spread != nil {
+		base = b.spread.base(jobBucket(id))
+	}
+	f, err := b.client.HMGet(ctx, base+":j:"+padID(id), "s", "o").Result()
 	if err != nil {
 		return "", opErr("job holder", err)
 	}
 	state, _ := f[0].(string)
+	if state == "" && b.spread != nil {
+		// An imported id: its job is where its forwarding entry says (spread_import.go).
+		to, ok, err := b.forwarded(ctx, id)
+		if err != nil || !ok {
+			return "", cmp.Or(err, backend.ErrNotFound)
+		}
+		if f, err = b.client.HMGet(ctx, b.spread.base(to)+":j:"+padID(id), "s", "o").Result(); err != nil {
+			return "", opErr("job holder", err)
+		}
+		state, _ = f[0].(string)
+	}
 	if state == "" {
 		return "", backend.ErrNotFound
 	}

@@ -41,6 +41,16 @@ func (b *Backend) floorArg() string { return strconv.FormatUint(b.floor.Load(), 
 // restore puts back what the store may have forgotten and this Backend knows: the default tube
 // and the floor (lua/restore.lua).
 func (b *Backend) restore(ctx context.Context) error {
+	if b.spread != nil {
+		// The default tube, in its bucket. The floor is each put's (spread_id): a bucket's
+		// sequence counts sequences, not ids.
+		bk, err := b.firstBucket(ctx, backend.DefaultTube)
+		if err != nil {
+			return err
+		}
+		_, err = b.callIn(ctx, bk, opRestore, "0")
+		return err
+	}
 	_, err := b.call(ctx, opRestore, b.floorArg())
 	return err
 }

@@ -10,7 +10,7 @@ import (
 
 // Peek returns job id in whatever state.
 func (b *Backend) Peek(ctx context.Context, id uint64) (*backend.Job, error) {
-	res, err := b.call(ctx, opPeek, padID(id))
+	res, err := b.callJob(ctx, id, opPeek, padID(id))
 	if err != nil {
 		return nil, err
 	}
@@ -26,6 +26,9 @@ func (b *Backend) PeekState(ctx context.Context, tube string, state backend.Stat
 	default:
 		return nil, opErr(string(opPeekState), fmt.Errorf("cannot peek state %v", state))
 	}
+	if b.spread != nil {
+		return b.spreadPeekState(ctx, tube, name)
+	}
 	res, err := b.call(ctx, opPeekState, tube, name)
 	if err != nil {
 		return nil, err
@@ -35,7 +38,7 @@ func (b *Backend) PeekState(ctx context.Context, tube string, state backend.Stat
 
 // JobStats describes job id.
 func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, error) {
-	res, err := b.call(ctx, opJobStats, padID(id))
+	res, err := b.callJob(ctx, id, opJobStats, padID(id))
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +68,9 @@ func (b *Backend) JobStats(ctx context.Context, id uint64) (*backend.JobStats, e
 
 // TubeStats describes tube; Using and Watching count sessions on every gateway.
 func (b *Backend) TubeStats(ctx context.Context, tube string) (*backend.TubeStats, error) {
+	if b.spread != nil {
+		return b.spreadTubeStats(ctx, tube)
+	}
 	res, err := b.call(ctx, opTubeStats, tube)
 	if err != nil {
 		return nil, err
@@ -82,6 +88,9 @@ func (b *Backend) TubeStats(ctx context.Context, tube string) (*backend.TubeStat
 
 // Stats returns the namespace-wide figures.
 func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
+	if b.spread != nil {
+		return b.spreadStats(ctx)
+	}
 	res, err := b.call(ctx, opStats)
 	if err != nil {
 		return nil, err
@@ -97,6 +106,9 @@ func (b *Backend) Stats(ctx context.Context) (*backend.Stats, error) {
 
 // ListTubes names every tube, in beanstalkd's order.
 func (b *Backend) ListTubes(ctx context.Context) ([]string, error) {
+	if b.spread != nil {
+		return b.spreadListTubes(ctx)
+	}
 	res, err := b.call(ctx, opListTubes)
 	if err != nil {
 		return nil, err
@@ -111,5 +123,8 @@ func (b *Backend) ListTubes(ctx context.Context) ([]string, error) {
 
 // PauseTube pauses tube for d (0 unpauses).
 func (b *Backend) PauseTube(ctx context.Context, tube string, d time.Duration) error {
+	if b.spread != nil {
+		return b.spreadPause(ctx, tube, d)
+	}
 	return b.callFound(ctx, opPause, tube, ms(d))
 }

@@ -100,6 +100,9 @@ func (b *Backend) reapLoop() {
 // reports how many. The reaper loop calls it; it is idempotent and safe from any number of
 // gateways.
 func (b *Backend) Reap(ctx context.Context) error {
+	if b.spread != nil {
+		return b.spreadReap(ctx)
+	}
 	res, err := b.call(ctx, opReap, ms(b.reapGrace()), ms(b.suspicionTTL()))
 	if err != nil {
 		return err
@@ -130,7 +133,7 @@ func (b *Backend) retryEnds() {
 	var ended atomic.Int64
 	for _, s := range ss {
 		wg.Go(func() {
-			if _, err := b.call(ctx, opSessionEnd, string(s), s.Process()); err != nil {
+			if _, err := b.endInStore(ctx, s); err != nil {
 				return // logged when it first failed; tried again next tick
 			}
 			b.unendedMu.Lock()

@@ -22,7 +22,18 @@ func (b *Backend) ListJobs(ctx context.Context, p backend.ListParams) (*backend.
 		score, member = strconv.FormatInt(key, 10), padID(id)
 	}
 	limit := backend.ClampLimit(p.Limit, backend.MaxListLimit)
-	res, err := b.call(ctx, opListJobs, p.Tube, p.State.String(), score, member,
+	base := b.base
+	if b.spread != nil {
+		bk, ok, err := b.tubeBucket(ctx, p.Tube, string(opListJobs))
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, backend.ErrNotFound
+		}
+		base = b.spread.base(bk)
+	}
+	res, _, err := b.callSentIn(ctx, base, opListJobs, p.Tube, p.State.String(), score, member,
 		strconv.Itoa(limit+1), strconv.Itoa(max(p.BodyBytes, 0)))
 	if err != nil {
 		return nil, err
@@ -55,7 +66,15 @@ func (b *Backend) ListJobs(ctx context.Context, p backend.ListParams) (*backend.
 
 // DeleteJobs deletes up to limit of tube's jobs in state (lua/delete_jobs.lua).
 func (b *Backend) DeleteJobs(ctx context.Context, tube string, state backend.State, limit int) (int, error) {
-	res, err := b.call(ctx, opDeleteJobs, tube, state.String(), strconv.Itoa(backend.ClampLimit(limit, backend.MaxBulkLimit)))
+	base := b.base
+	if b.spread != nil {
+		bk, ok, err := b.tubeBucket(ctx, tube, string(opDeleteJobs))
+		if err != nil || !ok {
+			return 0, err
+		}
+		base = b.spread.base(bk)
+	}
+	res, _, err := b.callSentIn(ctx, base, opDeleteJobs, tube, state.String(), strconv.Itoa(backend.ClampLimit(limit, backend.MaxBulkLimit)))
 	if err != nil {
 		return 0, err
 	}
@@ -65,7 +84,15 @@ func (b *Backend) DeleteJobs(ctx context.Context, tube string, state backend.Sta
 
 // MoveJobs moves up to limit of from's jobs in state to to (lua/move_jobs.lua).
 func (b *Backend) MoveJobs(ctx context.Context, from, to string, state backend.State, limit int) (int, error) {
-	res, err := b.call(ctx, opMoveJobs, from, to, state.String(), strconv.Itoa(backend.ClampLimit(limit, backend.MaxBulkLimit)))
+	base := b.base
+	if b.spread != nil {
+		bk, ok, err := b.spreadMoveBucket(ctx, from, to)
+		if err != nil || !ok {
+			return 0, err
+		}
+		base = b.spread.base(bk)
+	}
+	res, _, err := b.callSentIn(ctx, base, opMoveJobs, from, to, state.String(), strconv.Itoa(backend.ClampLimit(limit, backend.MaxBulkLimit)))
 	if err != nil {
 		return 0, err
 	}

@@ -57,9 +57,25 @@ type Options struct {
 	// WaitTimeout bounds that wait (DefaultWaitTimeout if zero); at least a millisecond (WAIT
 	// counts milliseconds, and 0 would wait for ever) and shorter than CommandTimeout.
 	WaitTimeout time.Duration
+	// Layout is how a namespace's keys are laid out: "" (LayoutOneSlot) keeps every key in one
+	// slot, LayoutSpread spreads the tubes over the masters of a Redis Cluster (Cluster only;
+	// docs/redis-cluster.md). A namespace records its layout when it is made, and New refuses a
+	// namespace recorded with the other one (layout.go).
+	Layout string
+	// Shards is how many buckets each tube of the spread layout puts into (1 if zero), each on
+	// another master where the cluster has them. A tube policy's shards overrides it.
+	Shards int
 	// Logger: nil discards.
 	Logger *slog.Logger
 }
+
+// Layouts of Options.Layout.
+const (
+	LayoutOneSlot = ""
+	LayoutSpread  = "spread"
+	// maxShards bounds Options.Shards: a reserve of a sharded tube reads every shard.
+	maxShards = 64
+)
 
 func (o Options) withDefaults() (Options, error) {
 	if o.Prefix == "" {
@@ -94,6 +110,23 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Client == nil && o.URL == "" {
 		return o, errors.New("redis: options: neither URL nor Client given")
 	}
+	switch {
+	case o.Layout != LayoutOneSlot && o.Layout != LayoutSpread:
+		return o, fmt.Errorf("redis: options: layout %q is not spread (or empty, for one slot)", o.Layout)
+	case o.Layout == LayoutSpread && !o.Cluster && o.Client == nil:
+		return o, errors.New("redis: options: layout=spread needs a Redis Cluster (cluster=true)")
+	case o.Layout == LayoutSpread && o.Client != nil:
+		if _, ok := o.Client.(*goredis.ClusterClient); !ok {
+			return o, errors.New("redis: options: layout=spread needs a Redis Cluster client")
+		}
+	case o.Shards != 0 && o.Layout != LayoutSpread:
+		return o, errors.New("redis: options: shards needs layout=spread")
+	case o.Shards < 0 || o.Shards > maxShards:
+		return o, fmt.Errorf("redis: options: shards %d is not within 1..%d", o.Shards, maxShards)
+	}
+	if o.Layout == LayoutSpread && o.Shards == 0 {
+		o.Shards = 1
+	}
 	return o, nil
 }
 
@@ -102,7 +135,8 @@ var errBadURL = errors.New("redis: URL: not a valid URL")
 
 // ParseURL turns "redis://host:port/db?prefix=…&timeout=…&lease=…" (also rediss://) into
 // Options. prefix, timeout (CommandTimeout), lease (LeaseTTL), wait_replicas and wait_timeout
-// (WaitReplicas, WaitTimeout) and cluster are ours; every
+// (WaitReplicas, WaitTimeout), cluster, layout and shards (Layout, Shards: spread=layout and
+// shards=N need cluster=true) are ours; every
 // other query parameter is left for go-redis's own URL options. cluster=true names a Redis
 // Cluster: host:port is one node, more may follow as go-redis's addr=host:port parameters
 // (seeds in case the first is down), and the DB is 0 or left out. master_name=NAME names a
@@ -154,8 +188,16 @@ func parseURL(raw string) (Options, error) {
 			return Options{}, fmt.Errorf("redis: URL: cluster=%q is not true or false", v)
 		}
 	}
+	o.Layout = q.Get("layout")
+	if v := q.Get("shards"); v != "" {
+		if o.Shards, err = strconv.Atoi(v); err != nil || o.Shards < 1 {
+			return Options{}, fmt.Errorf("redis: URL: shards=%q is not a whole number of shards (1 or more)", v)
+		}
+	}
 	q.Del("prefix")
 	q.Del("cluster")
+	q.Del("layout")
+	q.Del("shards")
 	if su, sp := q.Get("sentinel_username"), q.Get("sentinel_password"); su != "" || sp != "" {
 		// go-redis takes the sentinels' credentials from the URL's user only.
 		if u.User != nil || q.Get("master_name") == "" {

@@ -33,6 +33,17 @@ func TestParseURL(t *testing.T) {
 		{in: "redis://h1:7000?cluster=true&bogus=1", wantErr: true},
 		{in: "redis://h1:7000/0?addr=h2:7001", wantErr: true}, // more nodes without cluster=true
 		{
+			in:   "redis://h1:7000?cluster=true&layout=spread&shards=3&prefix=q",
+			want: Options{URL: "redis://h1:7000", Cluster: true, Prefix: "q", Layout: LayoutSpread, Shards: 3},
+		},
+		{in: "redis://h1:7000?cluster=true&layout=spread", want: Options{URL: "redis://h1:7000", Cluster: true, Layout: LayoutSpread}},
+		{in: "redis://h:1/0?layout=spread", wantErr: true},                          // one server: one slot
+		{in: "redis://s1:26379/0?master_name=main&layout=spread", wantErr: true},    // Sentinel: one server
+		{in: "redis://h1:7000?cluster=true&shards=2", wantErr: true},                // shards without spread
+		{in: "redis://h1:7000?cluster=true&layout=spread&shards=0", wantErr: true},  // not 1 or more
+		{in: "redis://h1:7000?cluster=true&layout=spread&shards=65", wantErr: true}, // over maxShards
+		{in: "redis://h1:7000?cluster=true&layout=scattered", wantErr: true},        // no such layout
+		{
 			in:   "redis://s1:26379/0?master_name=main&addr=s2:26379&prefix=q&lease=2s",
 			want: Options{URL: "redis://s1:26379/0?addr=s2%3A26379&master_name=main", Sentinel: true, Prefix: "q", LeaseTTL: 2 * time.Second},
 		},

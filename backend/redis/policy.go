@@ -93,7 +93,12 @@ func (b *Backend) SetPolicy(ctx context.Context, p backend.Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	_, err := b.call(ctx, opPolicySet, p.Tube, encodePolicy(p))
+	var err error
+	if b.spread != nil {
+		err = b.spreadPolicyCall(ctx, opPolicySet, p.Tube, encodePolicy(p))
+	} else {
+		_, err = b.call(ctx, opPolicySet, p.Tube, encodePolicy(p))
+	}
 	select {
 	case b.sweepNow <- struct{}{}:
 	default:
@@ -103,6 +108,9 @@ func (b *Backend) SetPolicy(ctx context.Context, p backend.Policy) error {
 
 // ClearPolicy removes the policy keyed pattern.
 func (b *Backend) ClearPolicy(ctx context.Context, pattern string) error {
+	if b.spread != nil {
+		return b.spreadPolicyCall(ctx, opPolicyClear, pattern)
+	}
 	_, err := b.call(ctx, opPolicyClear, pattern)
 	return err
 }
@@ -199,7 +207,13 @@ func (b *Backend) policySweepLoop() {
 			t.Stop()
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), b.opts.CommandTimeout)
-		res, err := b.call(ctx, opPolicySweep)
+		var res any
+		var err error
+		if b.spread != nil {
+			res, err = b.spreadSweep(ctx)
+		} else {
+			res, err = b.call(ctx, opPolicySweep)
+		}
 		cancel()
 		if err != nil && b.reach.Check() == nil {
 			b.opts.Logger.Debug("redis: policy sweep failed", "err", err)

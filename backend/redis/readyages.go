@@ -11,6 +11,9 @@ const readyAgesPerCall = 100
 
 // ReadyAges reads the ready time ("r") of each tube's first ready job.
 func (b *Backend) ReadyAges(ctx context.Context, tubes []string) (map[string]time.Duration, error) {
+	if b.spread != nil {
+		return b.spreadReadyAges(ctx, tubes)
+	}
 	ages := make(map[string]time.Duration, len(tubes))
 	for len(tubes) > 0 {
 		n := min(len(tubes), readyAgesPerCall)

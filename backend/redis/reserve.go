@@ -125,6 +125,14 @@ func (b *Backend) Reserve(ctx context.Context, p backend.ReserveParams) (*backen
 // tryReserve runs the reserve script once. uncount: the previous try counted this reserve as
 // waiting; count: count it as waiting if nothing is found (it will wait).
 func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncount, count bool) (reserveOutcome, error) {
+	if b.spread != nil {
+		return b.trySpreadReserve(ctx, p, uncount, count) // spread_reserve.go
+	}
+	return b.tryReserveIn(ctx, b.base, p, p.Tubes, uncount, count)
+}
+
+// tryReserveIn is tryReserve of tubes in base's slot.
+func (b *Backend) tryReserveIn(ctx context.Context, base string, p backend.ReserveParams, tubes []string, uncount, count bool) (reserveOutcome, error) {
 	mode := 0
 	if uncount {
 		mode++
@@ -132,12 +140,12 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 	if count {
 		mode += 2
 	}
-	args := make([]any, 0, 3+len(p.Tubes))
+	args := make([]any, 0, 3+len(tubes))
 	args = append(args, string(p.Session), ms(backend.DeadlineSoonMargin), strconv.Itoa(mode))
-	for _, t := range p.Tubes {
+	for _, t := range tubes {
 		args = append(args, t)
 	}
-	res, sent, err := b.callSent(ctx, opReserve, args...)
+	res, sent, err := b.callSentIn(ctx, base, opReserve, args...)
 	if err != nil {
 		return reserveOutcome{}, err
 	}
@@ -155,12 +163,21 @@ func (b *Backend) tryReserve(ctx context.Context, p backend.ReserveParams, uncou
 // reserveHanded reserves job id (padded), handed to this waiting reserve by a closing session
 // (see waiters.handOut), if it is still ready in an unpaused tube the session watches; nil if not.
 func (b *Backend) reserveHanded(ctx context.Context, p backend.ReserveParams, id string) (*backend.Job, error) {
-	args := make([]any, 0, 2+len(p.Tubes))
+	base, tubes := b.base, p.Tubes
+	if b.spread != nil {
+		bk, ok, err := b.handedBucket(ctx, p, id)
+		if err != nil || !ok {
+			return nil, err
+		}
+		base, tubes = b.spread.base(bk), p.Tubes
+		defer func() { b.reservedIn(p.Session, bk) }()
+	}
+	args := make([]any, 0, 2+len(tubes))
 	args = append(args, string(p.Session), id)
-	for _, t := range p.Tubes {
+	for _, t := range tubes {
 		args = append(args, t)
 	}
-	res, err := b.call(ctx, opReserveHanded, args...)
+	res, _, err := b.callSentIn(ctx, base, opReserveHanded, args...)
 	if errors.Is(err, backend.ErrNotFound) {
 		return nil, nil // the script's "someone was faster": the reserve goes on as usual
 	}

@@ -11,7 +11,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// luaFiles holds one script per state change, lib.lua (the helpers they share) and batch.lua
+// luaFiles holds one script per state change, lib.lua and spread_lib.lua (the helpers they
+// share) and batch.lua
 // (which runs many of them in one call).
 //
 //go:embed lua/*.lua
@@ -58,6 +59,14 @@ const (
 	opScheduleClear op = "schedule_clear"
 	opScheduleList  op = "schedule_list"
 	opScheduleFire  op = "schedule_fire"
+
+	// The spread layout's own (docs/redis-cluster.md).
+	opReserveSpread op = "reserve_spread"
+	opUnuse         op = "unuse"
+	opReapDead      op = "reap_dead"
+	opReapSessions  op = "reap_sessions"
+	opReapForget    op = "reap_forget"
+	opForward       op = "forward"
 )
 
 // ops are all the operations.
@@ -68,6 +77,7 @@ var ops = []op{
 	opStats, opListTubes, opPause, opRestore, opListJobs, opDeleteJobs, opMoveJobs, opImport,
 	opReadyAges, opPolicySet, opPolicyClear, opPolicySweep,
 	opScheduleSet, opScheduleClear, opScheduleList, opScheduleFire,
+	opReserveSpread, opUnuse, opReapDead, opReapSessions, opReapForget, opForward,
 }
 
 // scripts is the Redis Functions library (FUNCTION LOAD) made of lib.lua, every operation and
@@ -100,6 +110,7 @@ type scripts struct {
 func loadScripts() *scripts {
 	var body strings.Builder
 	body.WriteString(mustRead("lib"))
+	body.WriteString(mustRead("spread_lib"))
 	// register names each function <library>_<op>. A lone call is a top-level call of its own:
 	// it starts with a fresh memo and writes back what it left pending (lib.lua), also when it
 	// raises an error (whose writes until then stay, as any script's). Redis's pcall turns a

@@ -15,6 +15,9 @@ func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID, info ba
 	// backend.Backend contract), so its process is known here from then on.
 	b.procs[s.Process()] = struct{}{}
 	b.procsMu.Unlock()
+	if b.spread != nil {
+		return b.spreadBeginSession(ctx, s, info)
+	}
 	_, err := b.call(ctx, opSessionBegin, string(s), s.Process(), ms(b.opts.LeaseTTL), info.Addr)
 	return err
 }
@@ -29,9 +32,9 @@ func (b *Backend) BeginSession(ctx context.Context, s backend.SessionID, info ba
 func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
 	b.waiters.endSession(s)
 	b.waiters.beginHandOut()
-	res, err := b.call(ctx, opSessionEnd, string(s), s.Process())
+	back, err := b.endInStore(ctx, s)
 	if err == nil {
-		b.waiters.handOut(returnedJobs(newReply(opSessionEnd, res)))
+		b.waiters.handOut(back)
 	}
 	b.waiters.endHandOut()
 	if err != nil && !errors.Is(err, errClosed) {
@@ -45,18 +48,39 @@ func (b *Backend) EndSession(ctx context.Context, s backend.SessionID) error {
 
 // UseTube makes tube s's used tube.
 func (b *Backend) UseTube(ctx context.Context, s backend.SessionID, tube string) error {
+	if b.spread != nil {
+		return b.spreadUse(ctx, s, tube)
+	}
 	_, err := b.call(ctx, opUse, string(s), tube)
 	return err
 }
 
 // WatchTube adds tube to s's watch list.
 func (b *Backend) WatchTube(ctx context.Context, s backend.SessionID, tube string) error {
+	if b.spread != nil {
+		return b.spreadWatch(ctx, s, tube)
+	}
 	_, err := b.call(ctx, opWatch, string(s), tube)
 	return err
 }
 
 // IgnoreTube removes tube from s's watch list.
 func (b *Backend) IgnoreTube(ctx context.Context, s backend.SessionID, tube string) error {
+	if b.spread != nil {
+		return b.spreadIgnore(ctx, s, tube)
+	}
 	_, err := b.call(ctx, opIgnore, string(s), tube)
 	return err
+}
+
+// endInStore ends s in the store and returns the jobs it held, in the order to hand them out.
+func (b *Backend) endInStore(ctx context.Context, s backend.SessionID) ([]handed, error) {
+	if b.spread != nil {
+		return b.spreadEndSession(ctx, s)
+	}
+	res, err := b.call(ctx, opSessionEnd, string(s), s.Process())
+	if err != nil {
+		return nil, err
+	}
+	return returnedJobs(newReply(opSessionEnd, res)), nil
 }

@@ -29,7 +29,7 @@ var errNotReplicated = errors.New("not replicated")
 // waits are the operations whose reply waits for the replicas: every change a client is told
 // of that a failover must not undo.
 var waits = map[op]bool{
-	opPut: true, opReserve: true, opReserveJob: true, opReserveHanded: true, opDelete: true,
+	opPut: true, opReserve: true, opReserveJob: true, opReserveHanded: true, opReserveSpread: true, opDelete: true,
 	opRelease: true, opBury: true, opTouch: true, opKick: true, opKickJob: true, opPause: true,
 	opDeleteJobs: true, opMoveJobs: true, opImport: true, opPolicySet: true, opPolicyClear: true,
 }
@@ -49,16 +49,16 @@ func (b *Backend) mustWait(calls []opCall) bool {
 
 // process sends cmd, at most once; with wait, pipelined with WAIT, whose shortfall or failure
 // it returns (the caller fails the batch's waiting calls with it, cmd's own reply is still
-// read). On a cluster the pair goes to the master of the namespace's slot directly: a
+// read). On a cluster the pair goes to the master of key's slot (cmd's) directly: a
 // ClusterClient would send the key-less WAIT to an arbitrary node.
-func (b *Backend) process(ctx context.Context, cmd *goredis.Cmd, wait bool) error {
+func (b *Backend) process(ctx context.Context, cmd *goredis.Cmd, wait bool, key string) error {
 	if !wait {
 		_ = b.client.Process(ctx, onceCmd{cmd})
 		return nil
 	}
 	c, cc := b.client, (*goredis.ClusterClient)(nil)
 	if cc, _ = b.client.(*goredis.ClusterClient); cc != nil {
-		node, err := cc.MasterForKey(ctx, b.keys[0])
+		node, err := cc.MasterForKey(ctx, key)
 		if err != nil {
 			cmd.SetErr(err)
 			return err

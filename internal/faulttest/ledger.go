@@ -31,6 +31,8 @@ type Ledger struct {
 	replies []reply // acknowledged puts and deletes, and errors, for recovery times
 	errs    []string
 	acks    []idAck // acknowledged put ids in acknowledgement order
+
+	idsPerGateway bool // ids increase per gateway only (IDsIncreasePerGateway)
 }
 
 type jobEntry struct {
@@ -63,6 +65,7 @@ type reply struct {
 
 type idAck struct {
 	id        uint64
+	gateway   string
 	sent, ack time.Time
 }
 
@@ -110,6 +113,16 @@ func (l *Ledger) CutOff(gateway string, at time.Time, lease time.Duration) {
 	l.cutOff[gateway] = cut{at, lease}
 }
 
+// IDsIncreasePerGateway weakens the ids' check to what a store promises whose ids increase in
+// the order each gateway acknowledges its puts, with no order between gateways (the spread
+// layout of a Redis Cluster): a put sent after another was acknowledged through the same
+// gateway gets a greater id.
+func (l *Ledger) IDsIncreasePerGateway() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.idsPerGateway = true
+}
+
 // PutSent records a put of body about to be sent.
 func (l *Ledger) PutSent(body string, sent time.Time) {
 	l.mu.Lock()
@@ -128,7 +141,7 @@ func (l *Ledger) PutAcked(gateway, body string, id uint64, at time.Time) {
 			id, prev.body, l.rel(prev.acked), body, l.rel(at)))
 	}
 	l.jobs[id] = j
-	l.acks = append(l.acks, idAck{id, j.sent, at})
+	l.acks = append(l.acks, idAck{id, gateway, j.sent, at})
 	l.replies = append(l.replies, reply{gateway, "put", j.sent, at})
 }
 
@@ -322,11 +335,39 @@ func (l *Ledger) Verdict() Verdict {
 			}
 		}
 	}
-	// Ids never go back: a put sent after another was acknowledged gets a greater id.
-	acks := slices.Clone(l.acks)
+	// Ids never go back: a put sent after another was acknowledged gets a greater id (through
+	// the same gateway only, with IDsIncreasePerGateway).
+	groups := map[string][]idAck{"": l.acks}
+	if l.idsPerGateway {
+		groups = map[string][]idAck{}
+		for _, a := range l.acks {
+			groups[a.gateway] = append(groups[a.gateway], a)
+		}
+	}
+	for _, g := range groups {
+		l.checkIDOrder(&v, g)
+	}
+	for _, f := range l.faults {
+		v.Recovery[f.name] = l.recovery(f.at)
+	}
+	for _, r := range l.replies {
+		if r.kind == "error" {
+			e := v.Errors[r.gateway]
+			e.Count++
+			e.Slowest = max(e.Slowest, r.at.Sub(r.sent))
+			v.Errors[r.gateway] = e
+		}
+	}
+	return v
+}
+
+// checkIDOrder adds to v a violation for every put in g sent after a put of g with a greater
+// or equal id was acknowledged.
+func (l *Ledger) checkIDOrder(v *Verdict, g []idAck) {
+	acks := slices.Clone(g)
 	sort.Slice(acks, func(i, k int) bool { return acks[i].ack.Before(acks[k].ack) })
 	var maxAcked idAck
-	bySent := slices.Clone(l.acks)
+	bySent := slices.Clone(g)
 	sort.Slice(bySent, func(i, k int) bool { return bySent[i].sent.Before(bySent[k].sent) })
 	k := 0
 	for _, a := range bySent {
@@ -345,18 +386,6 @@ func (l *Ledger) Verdict() Verdict {
 			}
 		}
 	}
-	for _, f := range l.faults {
-		v.Recovery[f.name] = l.recovery(f.at)
-	}
-	for _, r := range l.replies {
-		if r.kind == "error" {
-			e := v.Errors[r.gateway]
-			e.Count++
-			e.Slowest = max(e.Slowest, r.at.Sub(r.sent))
-			v.Errors[r.gateway] = e
-		}
-	}
-	return v
 }
 
 // explain says why d could follow p for one job, or "" when nothing does.

@@ -81,6 +81,28 @@ func TestLedgerVerdicts(t *testing.T) {
 			cycle(l, "w1", 5, "a", 20)
 			cycle(l, "w1", 4, "b", 30)
 		}, "not above id 5", 0},
+		{"IDGoesBackAcrossGateways", func(l *Ledger) {
+			put(l, "a", 5, 0)
+			l.PutSent("b", at(10))
+			l.PutAcked("gw2", "b", 4, at(11))
+			cycle(l, "w1", 5, "a", 20)
+			cycle(l, "w1", 4, "b", 30)
+		}, "not above id 5", 0},
+		{"IDBelowAnotherGatewaysPerGateway", func(l *Ledger) {
+			l.IDsIncreasePerGateway()
+			put(l, "a", 5, 0)
+			l.PutSent("b", at(10))
+			l.PutAcked("gw2", "b", 4, at(11))
+			cycle(l, "w1", 5, "a", 20)
+			cycle(l, "w1", 4, "b", 30)
+		}, "", 0},
+		{"IDGoesBackPerGateway", func(l *Ledger) {
+			l.IDsIncreasePerGateway()
+			put(l, "a", 5, 0)
+			put(l, "b", 4, 10)
+			cycle(l, "w1", 5, "a", 20)
+			cycle(l, "w1", 4, "b", 30)
+		}, "not above id 5", 0},
 		{"IDReused", func(l *Ledger) {
 			put(l, "a", 1, 0)
 			put(l, "b", 1, 10)

@@ -20,6 +20,8 @@
 --   B:stats                    hash: total (jobs put), timeouts, buryseq (an rseq field is
 --                              unused: reservations are numbered per session)
 --   B:ids                      INCR job id sequence, raised to the floor gateways pass (raise_ids)
+--   B:x:<id>                   spread layout: the bucket keeping imported job <id>, which names
+--                              this bucket (forward.lua)
 --   B:tubes                    zset tube -> slot (list-tubes order, as beanstalkd's array)
 --   B:t:<tube>                 hash: total, deletes, pauses, using, watching, pd (pause ms), pu (pause
 --                              until), wt (reserves waiting on the tube, see notify)

@@ -3,6 +3,7 @@
 -- ARGV[3] = tube, ARGV[4] = priority, ARGV[5] = delay ms, ARGV[6] = TTR ms, ARGV[7] = body,
 -- ARGV[8] = floor: the highest job id the calling gateway has handed out (see raise_ids),
 -- ARGV[9] = the putting session, whose used tube tube is, or '' (a put outside any session)
+-- ARGV[10] = in the spread layout, the bucket (ARGV[1] is its base): the id is then spread_id's
 -- returns the new job id (integer, from the namespace-wide INCR sequence, above floor), or under
 -- a unique policy the id of the tube's ready or delayed job with the same body, if there is one
 local t, pri, delay, floor, s = ARGV[3], ARGV[4], num(ARGV[5]), num(ARGV[8]), ARGV[9]
@@ -20,10 +21,15 @@ if P and P.u then
     end
   end
 end
-local id = redis.call('INCR', IDS)
-if id <= floor then -- the store lost the latest ids (see raise_ids)
-  id = floor + 1
-  redis.call('SET', IDS, ds(id))
+local id
+if ARGV[10] then
+  id = spread_id(num(ARGV[10]), floor)
+else
+  id = redis.call('INCR', IDS)
+  if id <= floor then -- the store lost the latest ids (see raise_ids)
+    id = floor + 1
+    redis.call('SET', IDS, ds(id))
+  end
 end
 local m = string.format('%020d', id)
 local st, due = 'ready', '0'
