@@ -17,19 +17,31 @@ func (b *Backend) SetSchedule(ctx context.Context, s backend.Schedule) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	_, err := b.call(ctx, opScheduleSet, s.Name, s.Tube, s.Body, prio(s.Priority), ms(s.TTR), ms(s.Delay),
-		s.Cron, s.Timezone, ms(s.Every))
+	args := []any{s.Name, s.Tube, s.Body, prio(s.Priority), ms(s.TTR), ms(s.Delay), s.Cron, s.Timezone, ms(s.Every)}
+	if b.spread != nil {
+		return b.spreadSetSchedule(ctx, s, args)
+	}
+	_, err := b.call(ctx, opScheduleSet, args...)
 	return err
 }
 
 // ClearSchedule removes the schedule named name.
 func (b *Backend) ClearSchedule(ctx context.Context, name string) error {
+	if b.spread != nil {
+		return b.spreadClearSchedule(ctx, name)
+	}
 	return b.callFound(ctx, opScheduleClear, name)
 }
 
 // ListSchedules returns every schedule, sorted by name.
 func (b *Backend) ListSchedules(ctx context.Context) ([]backend.ScheduleState, error) {
-	res, err := b.call(ctx, opScheduleList)
+	var res any
+	var err error
+	if b.spread != nil {
+		res, err = b.spreadScheduleLists(ctx)
+	} else {
+		res, err = b.call(ctx, opScheduleList)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +66,13 @@ func (b *Backend) ListSchedules(ctx context.Context) ([]backend.ScheduleState, e
 
 // FireSchedule claims tick and puts the schedule's job, in one function call.
 func (b *Backend) FireSchedule(ctx context.Context, name string, tick time.Time) (uint64, bool, error) {
-	res, err := b.call(ctx, opScheduleFire, name, strconv.FormatInt(tick.UnixMilli(), 10), b.floorArg())
+	var res any
+	var err error
+	if b.spread != nil {
+		res, err = b.spreadFireSchedule(ctx, name, tick)
+	} else {
+		res, err = b.call(ctx, opScheduleFire, name, strconv.FormatInt(tick.UnixMilli(), 10), b.floorArg())
+	}
 	if err != nil {
 		return 0, false, err
 	}
