@@ -11,7 +11,7 @@ import (
 // JobHistory reads job id's history list (B:j:<id>:h, written by the scripts: history in
 // lua/lib.lua), after its tube's due transitions.
 func (b *Backend) JobHistory(ctx context.Context, id uint64) ([]backend.JobEvent, error) {
-	res, err := b.call(ctx, opJobHistory, padID(id))
+	res, err := b.callJob(ctx, id, opJobHistory, padID(id))
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,7 @@ type spread struct {
 // spreadSession is what a Backend knows of one of its sessions in the spread layout.
 type spreadSession struct {
 	use     string       // the used tube
+	addr    string       // its client's address, copied into each bucket's session for the histories
 	buckets map[int]bool // where the session has state: its ends go there
 	res     map[int]bool // where it has reserved: a reserve's DEADLINE_SOON looks there
 }
@@ -289,9 +290,26 @@ func (b *Backend) enter(ctx context.Context, s backend.SessionID, bucket int) er
 	sp := b.spread
 	proc := s.Process()
 	sp.mu.Lock()
-	sp.session(s).buckets[bucket] = true
+	ss := sp.session(s)
+	entered, addr := !ss.buckets[bucket], ss.addr
+	ss.buckets[bucket] = true
 	recorded := sp.pb[proc][bucket]
 	sp.mu.Unlock()
+	if entered && addr != "" {
+		// The events a bucket's scripts record name the session's address from its record
+		// there. The record is made as lib.lua's register_again makes it (a session hash that
+		// exists is one the scripts take as registered under its process, for the reaper).
+		base := sp.base(bucket)
+		_, err := b.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			p.HSet(ctx, base+":s:"+string(s), "ad", addr, "p", proc)
+			p.SAdd(ctx, base+":procs", proc)
+			p.SAdd(ctx, base+":p:"+proc, string(s))
+			return nil
+		})
+		if err != nil {
+			return opErr("recording a session's address", err)
+		}
+	}
 	if recorded {
 		return nil
 	}

@@ -24,6 +24,10 @@ func (b *Backend) spreadBeginSession(ctx context.Context, s backend.SessionID, i
 	if err != nil {
 		return err
 	}
+	sp.mu.Lock()
+	sp.session(s).buckets[bk] = true // session_begin below records its address there
+	sp.session(s).addr = info.Addr
+	sp.mu.Unlock()
 	if err := b.enter(ctx, s, bk); err != nil {
 		return err
 	}
