@@ -120,9 +120,12 @@ func (b *Backend) FireSchedule(ctx context.Context, name string, tick time.Time)
 			if policies {
 				dest = append(dest, &res.deduped)
 			}
-			if err := tx.QueryRow(ctx, b.variant("put", policies), now, []string{tube}, []int64{*priority},
-				[]int64{delayUS}, []int64{*ttrUS}, [][]byte{body}, b.leases.list(), []*string{nil},
-				[]*string{nil}).Scan(dest...); err != nil {
+			args := []any{now, []string{tube}, []int64{*priority}, []int64{delayUS}, []int64{*ttrUS}, [][]byte{body},
+				b.leases.list(), []*string{nil}, []*string{nil}}
+			if policies {
+				args = append(args, []string{""}) // no session put it (put.sql's $10, for histories)
+			}
+			if err := tx.QueryRow(ctx, b.variant("put", policies), args...).Scan(dest...); err != nil {
 				return err
 			}
 			res.id = uint64(id)
