@@ -39,6 +39,7 @@ func RunAccess(t *testing.T, newStore func(t *testing.T) backend.Backend) {
 		{"AnonymousConnectionAuthenticatesIntoItsTenant", anonymousAuthenticates},
 		{"TwoTenantsWithTheSameTubesDoNotMeet", tenantsIsolated},
 		{"StatsShowOnlyTheTenantsOwnActivity", tenantStatsOwn},
+		{"ConsoleAPIKeepsTenantsApart", consoleAPIIsolated},
 		{"MaxJobsQuota", maxJobsQuota},
 		{"MaxBytesQuota", maxBytesQuota},
 		{"PutRateQuota", putRateQuota},
