@@ -322,16 +322,23 @@ func anonymousAuthenticates(t *testing.T, newStore func(t *testing.T) backend.Ba
 	c.ExpectClosed()
 }
 
-func tenantsIsolated(t *testing.T, newStore func(t *testing.T) backend.Backend) {
-	all := []gateway.TubeGrant{{Tubes: []string{"*"}, Allow: gateway.GrantPut | gateway.GrantReserve | gateway.GrantInspect | gateway.GrantManage}}
-	ac := gateway.AccessConfig{
+// allGrants holds every grant on every tube.
+var allGrants = []gateway.TubeGrant{{Tubes: []string{"*"}, Allow: gateway.GrantPut | gateway.GrantReserve | gateway.GrantInspect | gateway.GrantManage}}
+
+// twoTenants: tenants red and blue, each with its principal of the same name holding every
+// grant there.
+func twoTenants(t *testing.T, newStore func(t *testing.T) backend.Backend) gateway.AccessConfig {
+	return gateway.AccessConfig{
 		Tenants: []gateway.Tenant{{Name: "red", Store: newStore(t)}, {Name: "blue", Store: newStore(t)}},
 		Principals: []gateway.Principal{
-			{Name: "red", Tenant: "red", TokenHashes: tokens("red-token"), Grants: all},
-			{Name: "blue", Tenant: "blue", TokenHashes: tokens("blue-token"), Grants: all},
+			{Name: "red", Tenant: "red", TokenHashes: tokens("red-token"), Grants: allGrants},
+			{Name: "blue", Tenant: "blue", TokenHashes: tokens("blue-token"), Grants: allGrants},
 		},
 	}
-	addr, _ := startWithAccess(t, newStore(t), ac)
+}
+
+func tenantsIsolated(t *testing.T, newStore func(t *testing.T) backend.Backend) {
+	addr, _ := startWithAccess(t, newStore(t), twoTenants(t, newStore))
 	red, blue := as(t, addr, "red"), as(t, addr, "blue")
 	red.Do("use jobs\r\n", "USING jobs\r\n")
 	blue.Do("use jobs\r\n", "USING jobs\r\n")
@@ -371,15 +378,8 @@ var gatewayFigures = []string{
 // tenantStatsOwn: one tenant's connections and commands do not show in another's stats or
 // stats-tube, while they show in its own.
 func tenantStatsOwn(t *testing.T, newStore func(t *testing.T) backend.Backend) {
-	all := []gateway.TubeGrant{{Tubes: []string{"*"}, Allow: gateway.GrantPut | gateway.GrantReserve | gateway.GrantInspect | gateway.GrantManage}}
-	ac := gateway.AccessConfig{
-		Tenants: []gateway.Tenant{{Name: "red", Store: newStore(t)}, {Name: "blue", Store: newStore(t)}},
-		Principals: []gateway.Principal{
-			{Name: "red", Tenant: "red", TokenHashes: tokens("red-token"), Grants: all},
-			{Name: "blue", Tenant: "blue", TokenHashes: tokens("blue-token"), Grants: all},
-		},
-		Anonymous: &gateway.Principal{Grants: all}, // in the main store
-	}
+	ac := twoTenants(t, newStore)
+	ac.Anonymous = &gateway.Principal{Grants: allGrants} // in the main store
 	addr, _ := startWithAccess(t, newStore(t), ac)
 	blue := as(t, addr, "blue")
 	blue.Do("watch jobs\r\n", "WATCHING 2\r\n")

@@ -53,24 +53,15 @@ func (a apiClient) call(path string, body, out any) int {
 	return resp.StatusCode
 }
 
-// consoleAPIIsolated: two tenants with the same tube names, read and acted on through the
-// console's /api by each tenant's principal, never meet; the wire agrees.
-func consoleAPIIsolated(t *testing.T, newStore func(t *testing.T) backend.Backend) {
-	all := []gateway.TubeGrant{{Tubes: []string{"*"}, Allow: gateway.GrantPut | gateway.GrantReserve | gateway.GrantInspect | gateway.GrantManage}}
-	ac := gateway.AccessConfig{
-		Tenants: []gateway.Tenant{{Name: "red", Store: newStore(t)}, {Name: "blue", Store: newStore(t)}},
-		Principals: []gateway.Principal{
-			{Name: "red", Tenant: "red", TokenHashes: tokens("red-token"), Grants: all},
-			{Name: "blue", Tenant: "blue", TokenHashes: tokens("blue-token"), Grants: all},
-		},
-	}
-	mainStore := newStore(t)
-	addr, srv := startWithAccess(t, mainStore, ac)
-	c := console.New(console.Options{Callers: srv.CallerByToken, Auth: console.Auth{Token: func(tok []byte) bool {
+// ServeConsole serves srv's console over HTTP for the principals of srv's Access, each
+// authenticating by its token; store is srv's main store, of kind backendKind. It returns the
+// console's URL.
+func ServeConsole(t testing.TB, srv *gateway.Server, store backend.Backend, backendKind string) string {
+	c := console.New(console.Options{Backend: backendKind, Callers: srv.CallerByToken, Auth: console.Auth{Token: func(tok []byte) bool {
 		_, ok := srv.CallerByToken(tok)
 		return ok
 	}}})
-	c.Open(mainStore, srv.TubeWaiting)
+	c.Open(store, srv.TubeWaiting)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go c.Run(ctx)
@@ -78,8 +69,17 @@ func consoleAPIIsolated(t *testing.T, newStore func(t *testing.T) backend.Backen
 	c.Register(mux)
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	red := apiClient{t: t, url: hs.URL, token: "red-token"}
-	blue := apiClient{t: t, url: hs.URL, token: "blue-token"}
+	return hs.URL
+}
+
+// consoleAPIIsolated: two tenants with the same tube names, read and acted on through the
+// console's /api by each tenant's principal, never meet; the wire agrees.
+func consoleAPIIsolated(t *testing.T, newStore func(t *testing.T) backend.Backend) {
+	mainStore := newStore(t)
+	addr, srv := startWithAccess(t, mainStore, twoTenants(t, newStore))
+	url := ServeConsole(t, srv, mainStore, "")
+	red := apiClient{t: t, url: url, token: "red-token"}
+	blue := apiClient{t: t, url: url, token: "blue-token"}
 
 	for _, b := range []string{"red-1", "red-2"} {
 		require.Equal(t, http.StatusOK, red.call("/api/put", map[string]any{"tube": "jobs", "body": b}, nil))
