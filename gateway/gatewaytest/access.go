@@ -380,7 +380,7 @@ var gatewayFigures = []string{
 func tenantStatsOwn(t *testing.T, newStore func(t *testing.T) backend.Backend) {
 	ac := twoTenants(t, newStore)
 	ac.Anonymous = &gateway.Principal{Grants: allGrants} // in the main store
-	addr, _ := startWithAccess(t, newStore(t), ac)
+	addr, srv := startWithAccess(t, newStore(t), ac)
 	blue := as(t, addr, "blue")
 	blue.Do("watch jobs\r\n", "WATCHING 2\r\n")
 	blueTube := data(t, blue, "stats-tube jobs\r\n")
@@ -430,6 +430,10 @@ func tenantStatsOwn(t *testing.T, newStore func(t *testing.T) backend.Backend) {
 	require.Equal(t, 1, figure(t, main, "cmd-put"), "the main store's own puts")
 	require.Equal(t, 1, figure(t, main, "current-connections"))
 	require.Equal(t, 0, figure(t, data(t, anon, "stats-tube jobs\r\n"), "current-waiting"))
+
+	// The metrics keep the process's totals: blue, red, red's waiter and anon.
+	f := srv.Figures()
+	require.Equal(t, gateway.Figures{Connections: 4, TotalConnections: 4, Producers: 2, Workers: 2, Waiting: 1}, f)
 }
 
 // quotaServer serves one principal, "app", in tenant "team" with the quotas of tn.
