@@ -93,19 +93,19 @@ func (c *conn) execute(line []byte) bool {
 	return true
 }
 
-func (c *conn) count(k cmd) { c.srv.stats.count(k) }
+func (c *conn) count(k cmd) { c.ctr.count(k) }
 
 func (c *conn) markProducer() {
 	if !c.producer {
 		c.producer = true
-		c.srv.stats.producers.Add(1)
+		c.ctr.producers.Add(1)
 	}
 }
 
 func (c *conn) markWorker() {
 	if !c.worker {
 		c.worker = true
-		c.srv.stats.workers.Add(1)
+		c.ctr.workers.Add(1)
 	}
 }
 

@@ -46,6 +46,8 @@ type conn struct {
 	sid      backend.SessionID
 	store    backend.Backend // the connection's tenant's store (Config.Backend without tenants)
 	acl      *connAccess     // its principal and grants; nil without Config.Access
+	ctr      *serverStats    // its tenant's figures, where it is counted (Server.stats without tenants)
+	counted  bool            // counted in ctr's connections (serve has begun)
 	begun    bool            // BeginSession succeeded
 	use      string          // the used tube
 	watch    []string        // the watch list, in beanstalkd's order
@@ -82,6 +84,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		nc:     nc,
 		sid:    s.sessions.Next(),
 		store:  s.cfg.Backend,
+		ctr:    s.stats,
 		use:    backend.DefaultTube,
 		watch:  []string{backend.DefaultTube},
 		ctx:    ctx,
@@ -99,6 +102,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	c.w = socketWriter{nc: nc, rc: c.raw.rc}
 	c.in = newLineReader(c.raw, readBufferSize)
 	if a := s.access.Load(); a != nil {
+		c.ctr = s.unidentified
 		c.identify(a)
 	}
 	return c
@@ -107,9 +111,13 @@ func (s *Server) newConn(nc net.Conn) *conn {
 // serve runs the connection until the client leaves, sends quit, or the server stops it: then
 // it ends once it has answered every command that had arrived (see stopAfterCommand).
 func (c *conn) serve() {
-	st := c.srv.stats
+	st := c.ctr
 	st.connections.Add(1)
 	st.totalConnections.Add(1)
+	c.counted = true
+	if c.acl != nil {
+		c.srv.totalConnections.Add(1)
+	}
 	defer c.finish()
 	defer func() {
 		if p := recover(); p != nil {
@@ -177,7 +185,7 @@ func (c *conn) finish() {
 	c.cancel()
 	defer c.closeSocket()
 	c.passGate()
-	st := c.srv.stats
+	st := c.ctr
 	st.connections.Add(-1)
 	if c.producer {
 		st.producers.Add(-1)

@@ -49,7 +49,10 @@ var cmdStatNames = [printedCmds]string{
 	"cmd-list-tubes-watched", "cmd-pause-tube",
 }
 
-// serverStats are this gateway process's own figures: command and connection counters.
+// serverStats are the figures a gateway counts itself, rather than reads from the store: command
+// and connection counters. There is one set per tenant (tenantState.stats), the main store's
+// being Server.stats; rejected is counted in that one only, as a connection refused has no
+// tenant yet.
 type serverStats struct {
 	cmds             [numCmds]atomic.Uint64
 	connections      atomic.Int64 // open now

@@ -128,7 +128,7 @@ type Figures struct {
 	Rejected         [NumRejections]uint64
 }
 
-// Figures returns the current connection figures.
+// Figures returns the current connection figures: under Access, the sum of every tenant's.
 func (s *Server) Figures() Figures {
 	st := s.stats
 	f := Figures{
@@ -142,11 +142,20 @@ func (s *Server) Figures() Figures {
 	for r := range f.Rejected {
 		f.Rejected[r] = st.rejected[r].Load()
 	}
+	if s.access.Load() != nil {
+		f.TotalConnections = s.totalConnections.Load()
+		for _, other := range s.tenants.statsSets() {
+			f.Connections += other.connections.Load()
+			f.Producers += other.producers.Load()
+			f.Workers += other.workers.Load()
+			f.Waiting += other.waiting.Load()
+		}
+	}
 	return f
 }
 
-// TubeWaiting is how many of this process's connections wait in a reserve on tube (stats-tube's
-// current-waiting), for the console.
+// TubeWaiting is how many of the main store's connections wait in a reserve on tube
+// (stats-tube's current-waiting), for the console; a Caller's is Caller.Waiting.
 func (s *Server) TubeWaiting(tube string) int64 { return s.stats.tubeWaiting(tube) }
 
 // ValidTubeName tells whether name is a tube name the protocol accepts, for callers outside it

@@ -75,6 +75,31 @@ func (c *conn) become(a *Access, p *principal) {
 	}
 	acl.name, acl.access, acl.p, acl.tenant = p.name, a, p, ts
 	c.store = ts.store
+	c.countIn(ts.stats)
+}
+
+// countIn moves the connection's figures to its new tenant's set: a tenant's stats show its
+// own connections only. A connection that enters a tenant counts in its total-connections.
+func (c *conn) countIn(to *serverStats) {
+	from := c.ctr
+	if from == to {
+		return
+	}
+	c.ctr = to
+	if !c.counted {
+		return
+	}
+	from.connections.Add(-1)
+	to.connections.Add(1)
+	to.totalConnections.Add(1)
+	if c.producer {
+		from.producers.Add(-1)
+		to.producers.Add(1)
+	}
+	if c.worker {
+		from.workers.Add(-1)
+		to.workers.Add(1)
+	}
 }
 
 // refresh looks the principal up again when the Access has been replaced: a principal removed,
@@ -122,9 +147,14 @@ func (c *conn) reauthenticate(line []byte) bool {
 // Caller is a principal as an HTTP API (the console's) serves it: what it may do, and the store
 // of its tenant.
 type Caller struct {
-	p     *principal
-	Store backend.Backend
+	p      *principal
+	Store  backend.Backend
+	tenant *tenantState
 }
+
+// Waiting is how many of the caller's tenant's connections wait in a reserve on tube
+// (stats-tube's current-waiting).
+func (c *Caller) Waiting(tube string) int64 { return c.tenant.stats.tubeWaiting(tube) }
 
 // On is the set of grants the caller holds on tube.
 func (c *Caller) On(tube string) Grant { return c.p.on(tube) }
@@ -146,5 +176,6 @@ func (s *Server) CallerByToken(token []byte) (*Caller, bool) {
 	if p == nil {
 		return nil, false
 	}
-	return &Caller{p: p, Store: s.tenants.get(p.tenant).store}, true
+	ts := s.tenants.get(p.tenant)
+	return &Caller{p: p, Store: ts.store, tenant: ts}, true
 }

@@ -93,6 +93,11 @@ type Server struct {
 	// checks a grant (see SetAccess).
 	access  atomic.Pointer[Access]
 	tenants tenantStates
+	// Under Access, connections not yet authenticated are counted in unidentified, shown in no
+	// tenant's stats, and totalConnections counts the process's connections (each tenant's
+	// set counts those that entered it).
+	unidentified     *serverStats
+	totalConnections atomic.Uint64
 
 	open        atomic.Int64 // accepted and not yet closed, handshaking ones included
 	handshaking atomic.Int64 // in the TLS handshake or not yet authenticated

@@ -29,10 +29,10 @@ func readHost() host {
 	return h
 }
 
-// statsYAML renders the stats command: the store's queue figures merged with this process's
-// command and connection figures, in beanstalkd's key order.
-func (s *Server) statsYAML(q *backend.Stats) []byte {
-	st := s.stats
+// statsYAML renders the stats command: the store's queue figures merged with the command and
+// connection figures st this process counted (those of the asking connection's tenant), in
+// beanstalkd's key order.
+func (s *Server) statsYAML(q *backend.Stats, st *serverStats) []byte {
 	y := newYAML().
 		uint("current-jobs-urgent", q.UrgentJobs).
 		uint("current-jobs-ready", q.ReadyJobs).

@@ -24,13 +24,16 @@ type tenantState struct {
 	name  string
 	store backend.Backend
 	quota quota
+	// stats are its connections' own figures (Server.stats for the main store's).
+	stats *serverStats
 	// refusedByGrant counts its connections' commands refused for want of a grant.
 	refusedByGrant atomic.Uint64
 }
 
 func (ts *tenantStates) init(s *Server) {
 	ts.srv = s
-	ts.m = map[string]*tenantState{"": {name: "", store: s.cfg.Backend}}
+	ts.m = map[string]*tenantState{"": {name: "", store: s.cfg.Backend, stats: s.stats}}
+	s.unidentified = newServerStats()
 }
 
 // get is the tenant named name; every name an Access holds has been installed.
@@ -38,6 +41,20 @@ func (ts *tenantStates) get(name string) *tenantState {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	return ts.m[name]
+}
+
+// statsSets are the figures of every tenant but the main store's, and of the connections not
+// yet authenticated.
+func (ts *tenantStates) statsSets() []*serverStats {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	sets := make([]*serverStats, 0, len(ts.m))
+	for name, st := range ts.m {
+		if name != "" {
+			sets = append(sets, st.stats)
+		}
+	}
+	return append(sets, ts.srv.unidentified)
 }
 
 // ErrAccessToggled refuses a SetAccess that would turn principals on or off: connections made
@@ -65,7 +82,7 @@ func (s *Server) installAccess(a *Access) {
 	for name, t := range a.tenants {
 		st := ts.m[name]
 		if st == nil {
-			st = &tenantState{name: name, store: t.Store}
+			st = &tenantState{name: name, store: t.Store, stats: newServerStats()}
 			ts.m[name] = st
 			t.Store.ObserveLostReservations(s.closeSessions)
 		}

@@ -119,7 +119,7 @@ func (c *conn) cmdStatsTube(args []byte) bool {
 		c.replyError("stats-tube", err)
 		return true
 	}
-	c.out = appendDataReply(c.out, tubeStatsYAML(ts, c.srv.stats.tubeWaiting(ts.Name), c.srv.v112))
+	c.out = appendDataReply(c.out, tubeStatsYAML(ts, c.ctr.tubeWaiting(ts.Name), c.srv.v112))
 	return true
 }
 
@@ -150,6 +150,6 @@ func (c *conn) cmdStats(_ []byte) bool {
 		c.replyError("stats", err)
 		return true
 	}
-	c.out = appendDataReply(c.out, c.srv.statsYAML(q))
+	c.out = appendDataReply(c.out, c.srv.statsYAML(q, c.ctr))
 	return true
 }

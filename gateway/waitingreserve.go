@@ -55,7 +55,7 @@ func (w *waitingReserve) deliver(job *backend.Job, err error) {
 	w.done, w.job, w.err = true, job, err
 	if w.armed && !w.answers {
 		w.armed = false
-		c.srv.stats.endWaiting(c.watch)
+		c.ctr.endWaiting(c.watch)
 	} else if w.armed {
 		w.armed = false
 		if err == nil {
@@ -69,7 +69,7 @@ func (w *waitingReserve) deliver(job *backend.Job, err error) {
 			n, _ := c.w.write(c.out, false)
 			c.out = c.out[:copy(c.out, c.out[n:])]
 		}
-		c.srv.stats.endWaiting(c.watch)
+		c.ctr.endWaiting(c.watch)
 		if !w.took || len(c.out) > 0 || w.needWake {
 			w.woken = true
 			_ = c.nc.SetReadDeadline(aLongTimeAgo)
@@ -87,7 +87,7 @@ func (w *waitingReserve) await(pending backend.PendingReserve) (*backend.Job, bo
 	w.mu.Lock()
 	if !w.done && flushed {
 		w.armed = true
-		c.srv.stats.beginWaiting(c.watch)
+		c.ctr.beginWaiting(c.watch)
 	}
 	w.mu.Unlock()
 	if !flushed {
@@ -125,7 +125,7 @@ func (w *waitingReserve) cancel(pending backend.PendingReserve, err error) (*bac
 	w.mu.Lock()
 	if w.armed {
 		w.armed = false
-		w.c.srv.stats.endWaiting(w.c.watch)
+		w.c.ctr.endWaiting(w.c.watch)
 	}
 	w.mu.Unlock()
 	return nil, false, err

@@ -88,7 +88,7 @@ func (c *Console) getOverview(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, visibleOverview(r, ov))
 		return
 	}
-	ov, err := c.readOverview(ctx, b) // sampling has not run or stalls: read now
+	ov, err := c.readOverview(ctx, b, c.waitingOf(r)) // sampling has not run or stalls: read now
 	if err != nil {
 		fail(w, err)
 		return
@@ -113,7 +113,7 @@ func (c *Console) getTube(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t := tubeOf(ts)
-	t.Waiting = c.waiting(name)
+	t.Waiting = c.waitingOf(r)(name)
 	writeJSON(w, t)
 }
 

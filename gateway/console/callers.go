@@ -92,6 +92,15 @@ func allowedOnJob(ctx context.Context, r *http.Request, b backend.Backend, id ui
 	return allowedOn(r, st.Tube, need, true)
 }
 
+// waitingOf gives current-waiting of a tube as r's caller's tenant counts it: its own
+// connections only.
+func (c *Console) waitingOf(r *http.Request) func(tube string) int64 {
+	if caller := callerOf(r); caller != nil {
+		return caller.Waiting
+	}
+	return c.waiting
+}
+
 // visibleOverview keeps the tubes r's caller holds a grant on, with the totals of those alone.
 func visibleOverview(r *http.Request, ov *Overview) *Overview {
 	caller := callerOf(r)

@@ -3,8 +3,6 @@ package console_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/beangate/beangate/backend"
 	"github.com/beangate/beangate/backend/memory"
 	"github.com/beangate/beangate/gateway"
-	"github.com/beangate/beangate/gateway/console"
 	"github.com/beangate/beangate/gateway/gatewaytest"
 )
 
@@ -29,18 +26,7 @@ func TestConsoleInChromiumAsALimitedPrincipal(t *testing.T) {
 	}}})
 	require.NoError(t, err)
 	_, srv := gatewaytest.StartServer(t, store, gateway.Config{Access: access})
-	c := console.New(console.Options{Backend: "memory", Callers: srv.CallerByToken, Auth: console.Auth{Token: func(tok []byte) bool {
-		_, ok := srv.CallerByToken(tok)
-		return ok
-	}}})
-	c.Open(store, srv.TubeWaiting)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go c.Run(ctx)
-	mux := http.NewServeMux()
-	c.Register(mux)
-	hs := httptest.NewServer(mux)
-	t.Cleanup(hs.Close)
+	url := gatewaytest.ServeConsole(t, srv, store, "memory")
 
 	var ids []uint64
 	for _, tube := range []string{"work-a", "work-a", "work-a", "other", "other"} {
@@ -50,14 +36,14 @@ func TestConsoleInChromiumAsALimitedPrincipal(t *testing.T) {
 	}
 
 	page := tab(t, b, map[string]any{"Authorization": "Bearer team-token"})
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate(hs.URL+"/ui/"),
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate(url+"/ui/"),
 		cellIs(`tr[data-tube="work-a"] .ready`, "3"),
 		until(`!document.querySelector('tr[data-tube="other"]')`),
 		cellIs(`#whoami`, "as team"),
 		until(`document.querySelector('#whoami').title === "inspect, manage on work-*"`)))
 
 	// Acts in work-a: delete a job from its row.
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate(hs.URL+"/ui/#/tube/work-a"),
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate(url+"/ui/#/tube/work-a"),
 		until(`document.querySelectorAll('#jobs tbody tr').length === 3`),
 		chromedp.Click(fmt.Sprintf(`button.delete-job[data-id="%d"]`, ids[0])),
 		chromedp.WaitVisible("#confirm-yes"), chromedp.Click("#confirm-yes"),
@@ -66,7 +52,7 @@ func TestConsoleInChromiumAsALimitedPrincipal(t *testing.T) {
 	require.ErrorIs(t, err, backend.ErrNotFound)
 
 	// Another tube's page shows no job, only the refusal; its jobs stay.
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate(hs.URL+"/ui/#/tube/other"),
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate(url+"/ui/#/tube/other"),
 		until(`document.querySelector('#msg') && document.querySelector('#msg').textContent.includes('not allowed')`),
 		until(`document.querySelectorAll('#jobs tbody tr').length === 0`)))
 	for _, id := range ids[3:] {

@@ -54,7 +54,7 @@ func (c *Console) sample(ctx context.Context) {
 	if b == nil {
 		return
 	}
-	ov, err := c.readOverview(ctx, b)
+	ov, err := c.readOverview(ctx, b, c.waiting)
 	if err != nil {
 		c.opts.Log.Warn("console: sampling the tubes failed", "err", err)
 		return
@@ -62,7 +62,9 @@ func (c *Console) sample(ctx context.Context) {
 	c.history.record(ov)
 }
 
-func (c *Console) readOverview(ctx context.Context, b backend.Backend) (*Overview, error) {
+// readOverview reads b's figures; waiting gives current-waiting of a tube among the connections
+// of b's tenant.
+func (c *Console) readOverview(ctx context.Context, b backend.Backend, waiting func(tube string) int64) (*Overview, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
 	st, err := b.Stats(ctx)
@@ -82,7 +84,7 @@ func (c *Console) readOverview(ctx context.Context, b backend.Backend) (*Overvie
 			continue // gone since ListTubes
 		}
 		t := tubeOf(ts)
-		t.Waiting = c.waiting(name)
+		t.Waiting = waiting(name)
 		ov.Tubes = append(ov.Tubes, t)
 	}
 	return ov, nil

@@ -38,6 +38,8 @@ func RunAccess(t *testing.T, newStore func(t *testing.T) backend.Backend) {
 		{"WithoutAnonymousAccessAConnectionMustAuthenticate", mustAuthenticate},
 		{"AnonymousConnectionAuthenticatesIntoItsTenant", anonymousAuthenticates},
 		{"TwoTenantsWithTheSameTubesDoNotMeet", tenantsIsolated},
+		{"StatsShowOnlyTheTenantsOwnActivity", tenantStatsOwn},
+		{"ConsoleAPIKeepsTenantsApart", consoleAPIIsolated},
 		{"MaxJobsQuota", maxJobsQuota},
 		{"MaxBytesQuota", maxBytesQuota},
 		{"PutRateQuota", putRateQuota},
@@ -320,16 +322,23 @@ func anonymousAuthenticates(t *testing.T, newStore func(t *testing.T) backend.Ba
 	c.ExpectClosed()
 }
 
-func tenantsIsolated(t *testing.T, newStore func(t *testing.T) backend.Backend) {
-	all := []gateway.TubeGrant{{Tubes: []string{"*"}, Allow: gateway.GrantPut | gateway.GrantReserve | gateway.GrantInspect | gateway.GrantManage}}
-	ac := gateway.AccessConfig{
+// allGrants holds every grant on every tube.
+var allGrants = []gateway.TubeGrant{{Tubes: []string{"*"}, Allow: gateway.GrantPut | gateway.GrantReserve | gateway.GrantInspect | gateway.GrantManage}}
+
+// twoTenants: tenants red and blue, each with its principal of the same name holding every
+// grant there.
+func twoTenants(t *testing.T, newStore func(t *testing.T) backend.Backend) gateway.AccessConfig {
+	return gateway.AccessConfig{
 		Tenants: []gateway.Tenant{{Name: "red", Store: newStore(t)}, {Name: "blue", Store: newStore(t)}},
 		Principals: []gateway.Principal{
-			{Name: "red", Tenant: "red", TokenHashes: tokens("red-token"), Grants: all},
-			{Name: "blue", Tenant: "blue", TokenHashes: tokens("blue-token"), Grants: all},
+			{Name: "red", Tenant: "red", TokenHashes: tokens("red-token"), Grants: allGrants},
+			{Name: "blue", Tenant: "blue", TokenHashes: tokens("blue-token"), Grants: allGrants},
 		},
 	}
-	addr, _ := startWithAccess(t, newStore(t), ac)
+}
+
+func tenantsIsolated(t *testing.T, newStore func(t *testing.T) backend.Backend) {
+	addr, _ := startWithAccess(t, newStore(t), twoTenants(t, newStore))
 	red, blue := as(t, addr, "red"), as(t, addr, "blue")
 	red.Do("use jobs\r\n", "USING jobs\r\n")
 	blue.Do("use jobs\r\n", "USING jobs\r\n")
@@ -354,6 +363,77 @@ func tenantsIsolated(t *testing.T, newStore func(t *testing.T) backend.Backend) 
 	blue.Do("peek "+redIDs[2]+"\r\n", "NOT_FOUND\r\n")
 	red.Do("watch jobs\r\n", "WATCHING 2\r\n")
 	red.Do("reserve-with-timeout 0\r\n", "RESERVED "+redIDs[0]+" 3\r\nred\r\n")
+}
+
+// gatewayFigures are the stats figures the gateway counts itself, rather than reads from the store.
+var gatewayFigures = []string{
+	"cmd-put", "cmd-peek", "cmd-peek-ready", "cmd-peek-delayed", "cmd-peek-buried", "cmd-reserve",
+	"cmd-reserve-with-timeout", "cmd-delete", "cmd-release", "cmd-use", "cmd-watch", "cmd-ignore",
+	"cmd-bury", "cmd-kick", "cmd-touch", "cmd-stats", "cmd-stats-job", "cmd-stats-tube",
+	"cmd-list-tubes", "cmd-list-tube-used", "cmd-list-tubes-watched", "cmd-pause-tube",
+	"current-connections", "current-producers", "current-workers", "current-waiting",
+	"total-connections",
+}
+
+// tenantStatsOwn: one tenant's connections and commands do not show in another's stats or
+// stats-tube, while they show in its own.
+func tenantStatsOwn(t *testing.T, newStore func(t *testing.T) backend.Backend) {
+	ac := twoTenants(t, newStore)
+	ac.Anonymous = &gateway.Principal{Grants: allGrants} // in the main store
+	addr, srv := startWithAccess(t, newStore(t), ac)
+	blue := as(t, addr, "blue")
+	blue.Do("watch jobs\r\n", "WATCHING 2\r\n")
+	blueTube := data(t, blue, "stats-tube jobs\r\n")
+	before := data(t, blue, "stats\r\n")
+
+	red := as(t, addr, "red")
+	red.Do("use jobs\r\nwatch jobs\r\n", "USING jobs\r\nWATCHING 2\r\n")
+	id := jobID(red.Do("put 0 0 60 3\r\nred\r\n", "INSERTED {n}\r\n"))
+	red.Do("reserve-with-timeout 0\r\n", "RESERVED "+id+" 3\r\nred\r\n")
+	red.Do("release "+id+" 0 0\r\npeek-ready\r\nlist-tubes-watched\r\n", "RELEASED\r\nFOUND "+id+" 3\r\nred\r\nOK {n}\r\n---\n- default\n- jobs\n\r\n")
+	red.Do("delete "+id+"\r\n", "DELETED\r\n")
+	waiter := as(t, addr, "red") // waits in a reserve on red's jobs
+	waiter.Send("watch jobs\r\nreserve\r\n")
+	waiter.Expect("WATCHING 2\r\n")
+	anon := as(t, addr, "") // the main store's
+	anon.Do("use jobs\r\nput 0 0 60 4\r\nmain\r\n", "USING jobs\r\nINSERTED {n}\r\n")
+	require.Eventually(t, func() bool {
+		return figure(t, data(t, red, "stats\r\n"), "current-waiting") == 1
+	}, 5*time.Second, 10*time.Millisecond, "red's stats show its own waiting worker: %s", data(t, red, "stats\r\n"))
+
+	after := data(t, blue, "stats\r\n")
+	for _, key := range gatewayFigures {
+		want := figure(t, before, key)
+		if key == "cmd-stats" {
+			want++ // blue's own
+		}
+		require.Equal(t, want, figure(t, after, key), "blue's %s after red's and the main store's activity", key)
+	}
+	require.Equal(t, 1, figure(t, after, "current-connections"))
+	require.Equal(t, 1, figure(t, after, "total-connections"))
+	for _, key := range []string{"current-using", "current-watching", "current-waiting"} {
+		require.Equal(t, figure(t, blueTube, key), figure(t, data(t, blue, "stats-tube jobs\r\n"), key), "blue's stats-tube jobs %s", key)
+	}
+
+	// Red sees its own: two connections, one producer, both workers, one waiting.
+	own := data(t, red, "stats\r\n")
+	for key, want := range map[string]int{
+		"cmd-put": 1, "cmd-reserve-with-timeout": 1, "cmd-reserve": 1, "cmd-release": 1,
+		"cmd-delete": 1, "cmd-peek-ready": 1, "cmd-use": 1, "cmd-watch": 2,
+		"current-connections": 2, "total-connections": 2, "current-producers": 1,
+		"current-workers": 2, "current-waiting": 1,
+	} {
+		require.Equal(t, want, figure(t, own, key), "red's %s", key)
+	}
+	require.Equal(t, 1, figure(t, data(t, red, "stats-tube jobs\r\n"), "current-waiting"))
+	main := data(t, anon, "stats\r\n")
+	require.Equal(t, 1, figure(t, main, "cmd-put"), "the main store's own puts")
+	require.Equal(t, 1, figure(t, main, "current-connections"))
+	require.Equal(t, 0, figure(t, data(t, anon, "stats-tube jobs\r\n"), "current-waiting"))
+
+	// The metrics keep the process's totals: blue, red, red's waiter and anon.
+	f := srv.Figures()
+	require.Equal(t, gateway.Figures{Connections: 4, TotalConnections: 4, Producers: 2, Workers: 2, Waiting: 1}, f)
 }
 
 // quotaServer serves one principal, "app", in tenant "team" with the quotas of tn.
